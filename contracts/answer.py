@@ -1,0 +1,137 @@
+"""Generation hand-offs: the policy, the raw draft (audit only) and the validated Answer."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from contracts._base import Contract
+
+__all__ = [
+    "DEFAULT_REFUSAL",
+    "AnswerStatus",
+    "GenerationPolicy",
+    "CheckResult",
+    "SentenceReport",
+    "Citation",
+    "DraftAnswer",
+    "Answer",
+]
+
+DEFAULT_REFUSAL = "I cannot answer based on the provided documents."
+
+AnswerStatus = Literal[
+    "success",
+    "insufficient_context",
+    "low_confidence",
+    "hallucination_detected",
+    "invalid_citations",
+    "error",
+]
+
+DEFAULT_INDICATOR_PHRASES: tuple[str, ...] = (
+    "as we know",
+    "as is well known",
+    "it is well known",
+    "well-known",
+    "in general",
+    "generally speaking",
+    "typically",
+    "usually",
+    "common knowledge",
+    "everyone knows",
+    "based on general knowledge",
+    "based on my knowledge",
+    "from my knowledge",
+    "i think",
+    "i believe",
+    "it might be",
+    "probably",
+    "in my opinion",
+    "as an ai",
+)
+
+
+class GenerationPolicy(Contract):
+    """Every knob of the grounding contract. Its hash is part of the generate/validate cache keys."""
+
+    kind: Literal["generation_policy.v1"] = "generation_policy.v1"
+    refusal_text: str = DEFAULT_REFUSAL
+    min_confidence: float = Field(default=0.3, ge=0.0, le=1.0)
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    max_tokens: int = Field(default=512, gt=0)
+    min_coverage: float = Field(default=0.30, ge=0.0, le=1.0)
+    multi_citation_factor: float = Field(default=0.70, gt=0.0, le=1.0)
+    max_length_ratio: float = Field(default=2.0, gt=0.0)
+    check_sufficiency: bool = True
+    check_numbers: bool = True
+    check_completeness: bool = True
+    indicator_phrases: tuple[str, ...] = DEFAULT_INDICATOR_PHRASES
+    quarantine_flagged: bool = True
+    max_answer_sentences: int = Field(default=4, gt=0)
+    """Upper bound on sentences the extractive backend composes."""
+
+
+class CheckResult(Contract):
+    """Outcome of one named check. ``reason_code`` is stable and machine-readable."""
+
+    name: str
+    passed: bool
+    reason_code: str | None = None
+    detail: str | None = None
+
+
+class SentenceReport(Contract):
+    sentence: str
+    cited_ids: tuple[str, ...]
+    coverage: float | None = None
+    exempt: bool = False
+    checks: tuple[CheckResult, ...] = ()
+
+
+class Citation(Contract):
+    """A citation resolved to where a person can check it."""
+
+    source_id: str
+    filename: str
+    page: int
+    page_end: int
+    section_id: str | None = None
+    section_title: str | None = None
+    chunk_id: str
+    doc_hash: str
+
+
+class DraftAnswer(Contract):
+    """The untrusted raw output of a generator, kept only for audit: never shown as an answer."""
+
+    kind: Literal["draft_answer.v1"] = "draft_answer.v1"
+    query: str
+    backend: str
+    model: str
+    prompt_sha256: str
+    raw_text: str
+
+
+class Answer(Contract):
+    """What the user gets: a grounded answer (``status == "success"``) or the refusal sentence with a reason."""
+
+    kind: Literal["answer.v1"] = "answer.v1"
+    query: str
+    status: AnswerStatus
+    answer: str
+    citations: tuple[Citation, ...] = ()
+    sources: tuple[str, ...] = ()
+    refusal_reason: str | None = None
+    reason_code: str | None = None
+    checks: tuple[CheckResult, ...] = ()
+    sentences: tuple[SentenceReport, ...] = ()
+    confidence: float | None = None
+    backend: str | None = None
+    run_id: str | None = None
+    """Bound at the edge (CLI/API) from the run record; stored artifacts keep it None so replays stay byte-identical."""
+
+    @property
+    def grounded(self) -> bool:
+        return self.status == "success"

