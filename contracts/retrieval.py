@@ -52,10 +52,15 @@ class ResultMetadata(Contract):
     char_end: int
     tenant_id: str
     project_id: str
+    flags: tuple[str, ...] = ()
 
 
 class RetrievedItem(Contract):
-    """One hit. ``source_id`` is the chunk's semantic id; ``score`` the fused rank score; ``confidence`` in [0,1]."""
+    """One hit. ``source_id`` is the chunk's semantic id; ``score`` the fused rank score; ``confidence`` in [0,1].
+
+    ``content_snippet`` is the chunk's full text (chunks are small), so that a ContextPack can be
+    rebuilt from a stored RetrievalResult alone and ``citebound validate`` can check against it.
+    """
 
     source_id: str
     content_snippet: str

@@ -1,0 +1,89 @@
+"""Deterministic, discriminating test doubles: HashEmbedder, ScriptedLLM, FakeOcr."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+__all__ = ["HashEmbedder", "ScriptedLLM", "FakeOcr"]
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+class HashEmbedder:
+    """Bag-of-words embedder seeded by sha256 of each word, L2-normalised.
+
+    Texts sharing words get similar vectors (so retrieval tests can tell texts apart and rank them);
+    identical texts get identical vectors; no model is loaded.
+    """
+
+    def __init__(self, dim: int = 64, model_name: str = "hash-embedder", model_revision: str = "1") -> None:
+        self._dim = dim
+        self._name = model_name
+        self._rev = model_revision
+        self.calls = 0
+        self.texts_embedded = 0
+
+    @property
+    def model_name(self) -> str:
+        return self._name
+
+    @property
+    def model_revision(self) -> str:
+        return self._rev
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def _word_vector(self, word: str) -> np.ndarray:
+        seed = int.from_bytes(hashlib.sha256(word.encode()).digest()[:8], "little")
+        return np.random.default_rng(seed).standard_normal(self._dim).astype(np.float32)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls += 1
+        self.texts_embedded += len(texts)
+        out = np.zeros((len(texts), self._dim), dtype=np.float32)
+        for i, text in enumerate(texts):
+            words = _WORD.findall(text.lower()) or ["<empty>"]
+            for w in words:
+                out[i] += self._word_vector(w)
+            out[i] /= max(float(np.linalg.norm(out[i])), 1e-12)
+        return out
+
+
+class ScriptedLLM:
+    """Returns scripted outputs in order (or from a function of the prompt); records every prompt."""
+
+    def __init__(self, responses: Sequence[str] | Callable[[str], str], name: str = "scripted") -> None:
+        self._responses = responses
+        self._name = name
+        self.prompts: list[str] = []
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def generate(self, prompt: str, max_tokens: int, temperature: float) -> str:
+        self.prompts.append(prompt)
+        if callable(self._responses):
+            return self._responses(prompt)
+        return self._responses[min(len(self.prompts) - 1, len(self._responses) - 1)]
+
+
+class FakeOcr:
+    """OCR engine returning fixed text per call order, with a fixed confidence."""
+
+    def __init__(self, texts: Sequence[str], confidence: float = 91.0) -> None:
+        self._texts = list(texts)
+        self.confidence = confidence
+        self.calls = 0
+
+    def ocr_png(self, png: bytes, *, lang: str = "eng") -> tuple[str, float | None]:
+        assert png[:8] == b"\x89PNG\r\n\x1a\n", "OCR engines receive PNG bytes"
+        text = self._texts[min(self.calls, len(self._texts) - 1)]
+        self.calls += 1
+        return text, self.confidence
