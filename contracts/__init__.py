@@ -11,6 +11,7 @@ from contracts.answer import (
     GenerationPolicy,
     SentenceReport,
 )
+from contracts.catalog import AnswerRequest, Catalog, CatalogEntry, FileIngestReport, IngestReport
 from contracts.config import (
     ChunkConfig,
     CleanConfig,

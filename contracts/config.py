@@ -69,6 +69,12 @@ class RetrieveConfig(Contract):
     doc_codes: tuple[str, ...] = ()
     page_min: int | None = None
     page_max: int | None = None
+    dense_weight: float = Field(default=1.0, ge=0.0)
+    """Weight of the dense ranking in weighted reciprocal rank fusion (hybrid mode)."""
+    bm25_weight: float = Field(default=1.0, ge=0.0)
+    """Weight of the BM25 ranking in weighted reciprocal rank fusion (hybrid mode)."""
+    resolve_section_refs: bool = True
+    """Rank the chunks of sections named in the query ("IPC 420", "Article 21") first."""
 
 
 def config_sha256(cfg: Contract) -> str:

@@ -51,6 +51,9 @@ class PageText(Contract):
     text: str
     origin: Origin
     ocr_confidence: float | None = Field(default=None, ge=0.0, le=100.0)
+    section_id: str | None = Field(default=None, pattern=SEMANTIC_ID_PATTERN)
+    """Set only for a structured record (origin ``json_record``): the record's own section/article id."""
+    section_title: str | None = None
 
 
 class ExtractedDocument(Contract):

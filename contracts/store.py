@@ -16,6 +16,8 @@ the artifact.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import re
@@ -366,6 +368,21 @@ class ArtifactStore:
         names = [str(p.relative_to(base))[: -len(".json")] for p in base.rglob("*.json")] if base.exists() else []
         return sorted(n for n in names if n.startswith(prefix))
 
+    # ----------------------------------------------------------------- locks
+    @contextlib.contextmanager
+    def lock(self, name: str) -> Iterator[None]:
+        """An exclusive inter-process lock (flock) for read-modify-write of pointers, e.g. the index."""
+        if not _NAME_RE.match(name):
+            raise ContractViolationError(f"bad lock name {name!r}")
+        path = self.root / "locks" / f"{name}.lock"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a+b") as fh:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
     # ----------------------------------------------------------------- runs
     def put_run(self, run: RunRecord) -> None:
         if not _NAME_RE.match(run.run_id):
@@ -395,9 +412,9 @@ class ArtifactStore:
 
 
 def _register_all() -> None:
-    from contracts import answer, index, ingest, retrieval
+    from contracts import answer, catalog, config, index, ingest, retrieval
 
-    for mod in (answer, index, ingest, retrieval):
+    for mod in (answer, catalog, config, index, ingest, retrieval):
         for obj in vars(mod).values():
             if isinstance(obj, type) and issubclass(obj, Contract) and "kind" in obj.model_fields:
                 default = obj.model_fields["kind"].default

@@ -1,0 +1,194 @@
+"""The ``answer`` flow: AnswerRequest -> RetrievalResult -> ContextPack -> (precheck) -> DraftAnswer -> Answer.
+
+Whatever fails inside (the embedder, a missing index file, the LLM server), the flow ends in a refusal
+Answer with status ``error`` and a reason code: never a traceback for the user, never a half-written
+artifact (the store writes atomically, and a failed stage writes nothing).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from prefect import flow
+
+from contracts import (
+    Answer,
+    AnswerRequest,
+    ArtifactRef,
+    ArtifactStore,
+    GenerationPolicy,
+    RetrieveConfig,
+    RunStep,
+)
+from contracts.errors import (
+    ArtifactCorruptError,
+    ArtifactNotFoundError,
+    ConfigError,
+    IndexMismatchError,
+    LLMTransportError,
+)
+from flows import runs
+from flows.backends import LLMSpec, llm_spec_from_settings
+from flows.ingest_flow import INDEX_POINTER
+from flows.settings import Settings
+from flows.tasks import (
+    _store,
+    context_task,
+    generate_task,
+    precheck_task,
+    request_task,
+    retrieve_task,
+    validate_task,
+)
+
+__all__ = ["answer_flow", "ANSWER_STAGES", "run_answer_chain", "degraded_answer", "build_policy", "apply_overrides"]
+
+ANSWER_STAGES = ("retrieve", "context", "precheck", "generate", "validate")
+
+_REASONS: tuple[tuple[type[BaseException], str], ...] = (
+    (LLMTransportError, "llm_transport_error"),
+    (IndexMismatchError, "index_mismatch"),
+    (ArtifactNotFoundError, "artifact_missing"),
+    (ArtifactCorruptError, "artifact_corrupt"),
+    (ConfigError, "config_error"),
+)
+
+
+def degraded_answer(query: str, exc: BaseException, policy: GenerationPolicy) -> Answer:
+    """The deterministic refusal for any failure. Built from contracts only, so it cannot fail itself."""
+    code = next((c for t, c in _REASONS if isinstance(exc, t)), "internal_error")
+    detail = f"{type(exc).__name__}: {exc}"
+    return Answer(
+        query=query, status="error", answer=policy.refusal_text,
+        refusal_reason=f"the answer pipeline failed ({code}): {detail[:400]}", reason_code=code,
+    )
+
+
+def build_policy(settings: Settings, **overrides: object) -> GenerationPolicy:
+    fields: dict[str, object] = {}
+    if settings.refusal_text:
+        fields["refusal_text"] = settings.refusal_text
+    if settings.min_confidence is not None:
+        fields["min_confidence"] = settings.min_confidence
+    fields.update({k: v for k, v in overrides.items() if v is not None})
+    return GenerationPolicy(**fields)
+
+
+def apply_overrides(
+    retrieve_cfg: RetrieveConfig, policy: GenerationPolicy, overrides: dict[str, str]
+) -> tuple[RetrieveConfig, GenerationPolicy]:
+    """``--set key=value`` for replay: a RetrieveConfig or GenerationPolicy field, validated by its model."""
+    r_upd: dict[str, object] = {}
+    p_upd: dict[str, object] = {}
+    for key, raw in overrides.items():
+        target = r_upd if key in RetrieveConfig.model_fields else p_upd if key in GenerationPolicy.model_fields else None
+        if target is None or key == "kind":
+            raise ConfigError(f"--set {key}: not a retrieval or generation-policy setting")
+        try:
+            value: object = json.loads(raw)
+        except ValueError:
+            value = raw
+        target[key] = value
+    try:
+        return (RetrieveConfig.model_validate({**retrieve_cfg.model_dump(), **r_upd}),
+                GenerationPolicy.model_validate({**policy.model_dump(), **p_upd}))
+    except ValueError as exc:
+        raise ConfigError(f"--set: {exc}") from exc
+
+
+def run_answer_chain(
+    store_root: str,
+    *,
+    request_ref: ArtifactRef,
+    index_ref: ArtifactRef | None,
+    retrieve_cfg: RetrieveConfig,
+    policy: GenerationPolicy,
+    llm: LLMSpec,
+    embedder: str,
+    steps: list[RunStep],
+    start: str = "retrieve",
+    given: dict[str, ArtifactRef] | None = None,
+    force: bool = False,
+) -> ArtifactRef:
+    """Run the answer stages from ``start`` on; earlier stages' outputs come from ``given``."""
+    given = given or {}
+    first = ANSWER_STAGES.index(start)
+
+    def runs_(stage: str) -> bool:
+        return ANSWER_STAGES.index(stage) >= first
+
+    if runs_("retrieve"):
+        if index_ref is None:
+            raise ArtifactNotFoundError("no index in this store yet: ingest documents first")
+        steps.append(retrieve_task(store_root, request_ref, index_ref, retrieve_cfg, embedder, force=force))
+        retrieval_ref = steps[-1].output
+    else:
+        retrieval_ref = given.get("retrieve")
+    if runs_("context"):
+        steps.append(context_task(store_root, retrieval_ref, retrieve_cfg, policy, force=force))
+        pack_ref = steps[-1].output
+    else:
+        pack_ref = given["context"]
+    if runs_("generate"):
+        steps.append(precheck_task(store_root, pack_ref, policy, force=force))
+        if steps[-1].output is not None:
+            return steps[-1].output
+        steps.append(generate_task(store_root, pack_ref, llm, policy, force=force))
+        draft_ref = steps[-1].output
+    else:
+        draft_ref = given["generate"]
+    steps.append(validate_task(store_root, pack_ref, draft_ref, policy, force=force))
+    return steps[-1].output
+
+
+@flow(name="answer", persist_result=False, log_prints=False)
+def answer_flow(
+    question: str,
+    tenant: str = "default",
+    project: str = "default",
+    top_k: int | None = None,
+    llm: str | None = None,
+    llm_model: str | None = None,
+    store: str | None = None,
+    embedder: str = "minilm",
+    refusal_text: str | None = None,
+    min_confidence: float | None = None,
+) -> Answer:
+    """Answer one question from the indexed documents of (tenant, project), or refuse with a reason."""
+    settings = Settings()
+    store_root = str(Path(store or settings.home).resolve())
+    st: ArtifactStore = _store(store_root)
+    policy = GenerationPolicy()
+    run = None
+    try:
+        policy = build_policy(settings, refusal_text=refusal_text, min_confidence=min_confidence)
+        spec = llm_spec_from_settings(settings, llm, llm_model)
+        retrieve_cfg = RetrieveConfig(top_k=top_k or settings.top_k)
+        cfg_ref = st.put(retrieve_cfg, stage="config", stage_version="config.v1")
+        policy_ref = st.put(policy, stage="config", stage_version="config.v1")
+        index_ref = st.get_pointer(INDEX_POINTER)
+        run = runs.RunRecorder(st, flow="answer", question=question, parameters={
+            "tenant": tenant, "project": project, "llm": json.dumps(spec, sort_keys=True), "embedder": embedder,
+            "retrieve_config": cfg_ref.sha256, "policy": policy_ref.sha256,
+            "index": index_ref.sha256 if index_ref else ""})
+        request = AnswerRequest(query=question, tenant_id=tenant, project_id=project, top_k=retrieve_cfg.top_k)
+        run.steps.append(request_task(store_root, request))
+        answer_ref = run_answer_chain(
+            store_root, request_ref=run.steps[-1].output, index_ref=index_ref, retrieve_cfg=retrieve_cfg,
+            policy=policy, llm=spec, embedder=embedder, steps=run.steps)
+        answer = st.get(answer_ref, Answer)
+        run.finish(outputs=[answer_ref])
+    except Exception as exc:  # noqa: BLE001 - the contract: any failure degrades to a refusal with a reason
+        answer = degraded_answer(question, exc, policy)
+        outputs = []
+        try:
+            outputs = [st.put(answer, stage="degrade", stage_version="degrade.v1")]
+        except Exception:  # noqa: BLE001 - a broken store must not turn a refusal into a crash
+            pass
+        if run is not None:
+            try:
+                run.finish(outputs=outputs, status="failed", error=answer.refusal_reason)
+            except Exception:  # noqa: BLE001
+                pass
+    return answer.model_copy(update={"run_id": run.run_id if run else None})

@@ -1,0 +1,114 @@
+"""Which embedder, LLM and OCR engine a process uses: resolved by name, created once per process.
+
+Tests and embedders of other deployments register their own factories (``register_embedder``,
+``register_llm``); flows and tasks only ever pass names, so the same task runs in a thread, a Dask
+worker or a Prefect worker process.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from contracts.errors import ConfigError
+from flows.settings import Settings
+from stages.ports import LLM, Embedder, OcrEngine
+
+__all__ = [
+    "LLMSpec",
+    "get_embedder",
+    "get_llm",
+    "get_ocr",
+    "register_embedder",
+    "register_llm",
+    "llm_spec_from_settings",
+]
+
+_lock = threading.Lock()
+_embedders: dict[str, Embedder] = {}
+_embedder_factories: dict[str, Callable[[], Embedder]] = {}
+_llm_factories: dict[str, Callable[[dict[str, str]], LLM]] = {}
+_ocr: OcrEngine | None = None
+
+
+def register_embedder(name: str, factory: Callable[[], Embedder]) -> None:
+    with _lock:
+        _embedder_factories[name] = factory
+        _embedders.pop(name, None)
+
+
+def register_llm(name: str, factory: Callable[[dict[str, str]], LLM]) -> None:
+    with _lock:
+        _llm_factories[name] = factory
+
+
+def _default_embedder() -> Embedder:
+    from stages.adapters.st_embedder import SentenceTransformersEmbedder
+
+    return SentenceTransformersEmbedder()
+
+
+def get_embedder(name: str = "minilm") -> Embedder:
+    """The process-wide embedder called ``name`` (``minilm`` = all-MiniLM-L6-v2 from its PyPI package)."""
+    with _lock:
+        if name not in _embedders:
+            factory = _embedder_factories.get(name) or (_default_embedder if name == "minilm" else None)
+            if factory is None:
+                raise ConfigError(f"unknown embedder {name!r}; known: minilm, {', '.join(_embedder_factories)}")
+            _embedders[name] = factory()
+        return _embedders[name]
+
+
+# An LLM spec is plain data (JSON-able) so it can be a Prefect parameter and part of a cache key.
+LLMSpec = dict[str, str]
+
+
+def llm_spec_from_settings(settings: Settings, name: str | None = None, model: str | None = None) -> LLMSpec:
+    backend = (name or settings.llm).strip().lower()
+    spec: LLMSpec = {"backend": backend}
+    if backend == "openai":
+        spec["model"] = model or settings.llm_model
+        spec["base_url"] = settings.openai_base_url or ""
+        spec["timeout"] = str(settings.llm_timeout)
+    elif model:
+        spec["model"] = model
+    return spec
+
+
+def get_llm(spec: LLMSpec) -> LLM:
+    """Build the LLM a spec names. ``extractive`` (default) needs no key and no server."""
+    backend = spec.get("backend", "extractive")
+    if backend in _llm_factories:
+        return _llm_factories[backend](spec)
+    if backend == "extractive":
+        from stages.adapters.extractive_llm import ExtractiveLLM
+
+        return ExtractiveLLM()
+    if backend == "openai":
+        import os
+
+        from stages.adapters.openai_llm import OpenAILLM
+
+        return OpenAILLM(
+            spec.get("model") or "gpt-4o-mini",
+            base_url=spec.get("base_url") or None,
+            # The key is read here, never stored in a spec, an artifact or a run record.
+            api_key=os.environ.get("OPENAI_API_KEY") or "not-needed",
+            timeout=float(spec.get("timeout") or 60.0),
+        )
+    raise ConfigError(f"unknown LLM backend {backend!r}: use 'extractive', 'openai' or a registered name")
+
+
+def get_ocr() -> OcrEngine | None:
+    """Tesseract through pytesseract, or None when the binary is missing (pages needing OCR are then reported)."""
+    global _ocr
+    with _lock:
+        if _ocr is None:
+            import shutil
+
+            if shutil.which("tesseract") is None:
+                return None
+            from stages.adapters.tesseract_ocr import TesseractOcr
+
+            _ocr = TesseractOcr()
+        return _ocr

@@ -1,0 +1,459 @@
+"""``citebound``: ingest, ask, retrieve, validate, demo, runs, replay, show, remove, docs, server.
+
+Every command takes ``--store DIR`` (default ``$CITEBOUND_HOME``, else ``./artifacts``). Heavy imports
+(Prefect, torch) happen inside commands, after the process environment is set for offline, quiet runs.
+Exit codes: 0 answered and grounded / valid / done; 1 refused / invalid / some file failed; 2 usage or
+configuration error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+__all__ = ["main"]
+
+
+def _store_root(args: argparse.Namespace) -> Path:
+    return Path(args.store or os.environ.get("CITEBOUND_HOME") or "artifacts").expanduser().resolve()
+
+
+def _prepare(args: argparse.Namespace, *, prefect: bool = True) -> Path:
+    from flows.settings import configure_process_env
+
+    root = _store_root(args)
+    root.mkdir(parents=True, exist_ok=True)
+    os.environ["CITEBOUND_HOME"] = str(root)
+    configure_process_env(root)
+    if prefect and getattr(args, "prefect", None) != "ephemeral" and os.environ.get("CITEBOUND_PREFECT", "background") == "background":
+        from flows.server import ensure_server
+
+        t0 = time.perf_counter()
+        ensure_server(root)
+        took = time.perf_counter() - t0
+        if took > 3:
+            print(f"(started a local Prefect server for this store in {took:.1f} s; later runs reuse it)",
+                  file=sys.stderr)
+    return root
+
+
+def _emit(obj, as_json: bool) -> None:  # noqa: ANN001
+    if as_json:
+        print(obj.model_dump_json() if hasattr(obj, "model_dump_json") else json.dumps(obj))
+
+
+# ------------------------------------------------------------------------------------------ ingest
+
+
+def _print_ingest(report) -> None:  # noqa: ANN001
+    rows = [("file", "status", "code", "pages", "ocr", "chunks", "quarantined", "s", "reason")]
+    for f in report.files:
+        rows.append((Path(f.path).name, f.status, f.doc_code or "-", str(f.n_pages), str(f.n_ocr_pages),
+                     str(f.n_chunks), str(len(f.quarantined)), f"{f.seconds:.1f}", (f.message or "")[:70]))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+    ok = sum(f.status != "error" for f in report.files)
+    print(f"{ok}/{len(report.files)} files ingested; index holds {report.n_vectors} chunks; "
+          f"{sum(f.n_pages for f in report.files)} pages, {sum(f.n_ocr_pages for f in report.files)} OCR'd; "
+          f"{report.seconds:.1f} s; run {report.run_id}")
+    for f in report.files:
+        if f.quarantined:
+            print(f"  quarantined (injection suspected) in {Path(f.path).name}: {', '.join(f.quarantined)}")
+        if f.id_clashes:
+            print(f"  id clashes resolved in {Path(f.path).name}: {', '.join(f.id_clashes)}")
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    root = _prepare(args)
+    from flows.ingest_flow import ingest_flow
+
+    report = ingest_flow(paths=args.paths, doc_code=args.doc_code, tenant=args.tenant, project=args.project,
+                         store=str(root), index_type=args.index_type, ocr=not args.no_ocr)
+    if args.json:
+        _emit(report, True)
+    else:
+        _print_ingest(report)
+    return 0 if all(f.status != "error" for f in report.files) else 1
+
+
+# ------------------------------------------------------------------------------------------ ask
+
+
+def format_answer(answer) -> str:  # noqa: ANN001
+    lines = [answer.answer, ""]
+    if answer.citations:
+        lines.append("Sources:")
+        for c in answer.citations:
+            pages = f"page {c.page}" if c.page == c.page_end else f"pages {c.page}-{c.page_end}"
+            section = f", section {c.section_id}" + (f" ({c.section_title})" if c.section_title else "") if c.section_id else ""
+            lines.append(f"  [{c.source_id}] {c.filename}, {pages}{section}")
+    verdict = "grounded" if answer.status == "success" else f"refused: {answer.refusal_reason or answer.reason_code}"
+    lines.append(f"Status: {answer.status} ({verdict})" + (f"  run {answer.run_id}" if answer.run_id else ""))
+    return "\n".join(lines)
+
+
+def _questions(args: argparse.Namespace) -> list[str]:
+    if args.questions:
+        text = Path(args.questions).read_text(encoding="utf-8")
+        return [q.strip() for q in text.splitlines() if q.strip() and not q.lstrip().startswith("#")]
+    if not args.question:
+        raise SystemExit("citebound: give a QUESTION or --questions FILE")
+    return [args.question]
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    questions = _questions(args)
+    root = _prepare(args)
+    from flows.answer_flow import answer_flow
+
+    refused = 0
+    for q in questions:
+        answer = answer_flow(question=q, tenant=args.tenant, project=args.project, top_k=args.top_k,
+                             llm=args.llm, llm_model=args.llm_model, store=str(root))
+        refused += answer.status != "success"
+        if args.json:
+            print(answer.model_dump_json())
+        else:
+            if len(questions) > 1:
+                print(f"Q: {q}")
+            print(format_answer(answer))
+            if len(questions) > 1:
+                print()
+    return 0 if refused == 0 else 1
+
+
+# ------------------------------------------------------------------------------------------ retrieve
+
+
+def cmd_retrieve(args: argparse.Namespace) -> int:
+    questions = _questions(args)
+    root = _prepare(args, prefect=False)
+    from contracts import AnswerRequest, ArtifactStore, RetrievalResult, RetrieveConfig
+    from flows.ingest_flow import INDEX_POINTER
+    from flows.tasks import request_task, retrieve_task
+
+    store = ArtifactStore(root)
+    index_ref = store.get_pointer(INDEX_POINTER)
+    if index_ref is None:
+        print("citebound: no index in this store yet: run `citebound ingest` first", file=sys.stderr)
+        return 2
+    cfg = RetrieveConfig(top_k=args.top_k or 5, mode=args.mode)
+    for q in questions:
+        # Same tasks as the answer flow, called without orchestration: retrieval-only mode.
+        req = request_task.fn(str(root), AnswerRequest(query=q, tenant_id=args.tenant, project_id=args.project,
+                                                       top_k=cfg.top_k))
+        step = retrieve_task.fn(str(root), req.output, index_ref, cfg)
+        result = store.get(step.output, RetrievalResult)
+        if args.json:
+            print(result.model_dump_json())
+        else:
+            print(f"Q: {q}  [intent {result.query_analysis.intent}]")
+            for item in result.results:
+                m = item.metadata
+                print(f"  {item.rank}. [{item.source_id}] conf {item.confidence:.2f}  {m.filename} p.{m.page}"
+                      f"  {item.content_snippet[:90]!r}")
+    return 0
+
+
+# ------------------------------------------------------------------------------------------ validate
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from contracts import GenerationPolicy, RetrievalResult, RetrieveConfig
+    from stages.context import build_context_pack
+    from stages.validate import validate_answer_text
+
+    raw = Path(args.answer).read_text(encoding="utf-8")
+    try:
+        parsed = json.loads(raw)
+        text = parsed["answer"] if isinstance(parsed, dict) else str(parsed)
+    except (ValueError, KeyError):
+        text = raw
+    chunks_text = Path(args.chunks).read_text(encoding="utf-8").strip()
+    result = RetrievalResult.model_validate_json(chunks_text.splitlines()[0] if chunks_text.startswith("{") and "\n" in chunks_text else chunks_text)
+    policy = GenerationPolicy(**({"refusal_text": args.refusal_text} if args.refusal_text else {}))
+    # Validation judges the answer against everything that was retrieved: no budget trimming here.
+    pack = build_context_pack(result, RetrieveConfig(top_k=max(1, len(result.results)), pack_token_budget=10**6), policy)
+    answer = validate_answer_text(text.strip(), pack, policy)
+    valid = answer.status == "success" or answer.reason_code == "model_refused"
+    if args.json:
+        print(json.dumps({"valid": valid, "answer": json.loads(answer.model_dump_json())}))
+    else:
+        print("VALID" if valid else "INVALID")
+        for check in answer.checks:
+            if not check.passed:
+                print(f"  x {check.name}: {check.reason_code} {check.detail or ''}".rstrip())
+        if answer.refusal_reason and not valid:
+            print(f"  reason: {answer.refusal_reason}")
+    return 0 if valid else 1
+
+
+# ------------------------------------------------------------------------------------------ demo
+
+
+def _sample_corpus() -> tuple[list[tuple[Path, str]], list[str]]:
+    import samples
+
+    base = Path(samples.__file__).resolve().parent
+    corpus = base / "corpus"
+    files = [
+        (corpus / "model_penal_code.pdf", "IPC"),
+        (corpus / "wages_act_scanned.pdf", "WagesAct"),
+    ]
+    md = sorted(corpus.glob("*.md")) or sorted((corpus / "sources").glob("ncert*.md"))
+    files += [(p, "NCERT") for p in md[:1]]
+    questions = [q.strip() for q in (base / "demo_questions.txt").read_text().splitlines() if q.strip()]
+    return files, questions
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    root = _prepare(args)
+    from flows.answer_flow import answer_flow
+    from flows.ingest_flow import ingest_flow
+
+    files, questions = _sample_corpus()
+    print(f"== Ingesting the bundled sample corpus into {root}")
+    for path, code in files:
+        report = ingest_flow(paths=[str(path)], doc_code=code, store=str(root))
+        _print_ingest(report)
+    print()
+    outcomes = []
+    for q in questions:
+        print(f"== Q: {q}")
+        answer = answer_flow(question=q, store=str(root))
+        print(format_answer(answer))
+        print()
+        outcomes.append(answer.status == "success")
+    expected = [True] * (len(questions) - 1) + [False]
+    if outcomes == expected:
+        print(f"Demo OK: {len(questions) - 1} grounded, cited answers and 1 refusal, as expected.")
+        return 0
+    print(f"Demo did not behave as expected: grounded={outcomes}, expected {expected}", file=sys.stderr)
+    return 1
+
+
+# ------------------------------------------------------------------------------------------ runs / replay / show
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    from contracts import ArtifactStore
+
+    runs = ArtifactStore(_store_root(args)).list_runs()
+    if args.json:
+        for r in runs:
+            print(r.model_dump_json())
+        return 0
+    for r in runs[-args.limit:]:
+        q = (r.question or dict(r.parameters).get("paths", ""))[:60]
+        print(f"{r.run_id}  {r.flow:7s} {r.started_at}  {r.status:9s} {q}")
+    return 0
+
+
+def _parse_sets(items: list[str]) -> dict[str, str]:
+    out = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"citebound: --set wants key=value, got {item!r}")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    root = _prepare(args)
+    from flows.replay_flow import replay_answer, replay_flow
+
+    record = replay_flow(run_id=args.run_id, from_stage=args.from_stage, llm=args.llm, llm_model=args.llm_model,
+                         overrides=_parse_sets(args.set), store=str(root))
+    answer = replay_answer(str(root), record)
+    if args.json:
+        print(json.dumps({"run": json.loads(record.model_dump_json()),
+                          "answer": json.loads(answer.model_dump_json()) if answer else None}))
+    else:
+        print(f"replay run {record.run_id} of {record.replay_of} from {args.from_stage}: {record.status}")
+        for step in record.steps:
+            print(f"  {step.stage:9s} -> {step.output or '-'}  {'(cached)' if step.cached else ''}")
+        if answer:
+            print(format_answer(answer))
+    return 0 if answer is None or answer.status == "success" else 1
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from contracts import ArtifactStore
+
+    store = ArtifactStore(_store_root(args))
+    try:
+        record = store.get_run(args.ref)
+        print(record.model_dump_json(indent=2))
+        return 0
+    except Exception:  # noqa: BLE001 - not a run id: try it as an artifact ref
+        pass
+    ref = store.ref_of(args.ref)
+    header = store.header(ref)
+    payload = store.get(ref)
+    print(json.dumps({"ref": str(ref), "sha256": ref.sha256, "header": json.loads(header.model_dump_json()),
+                      "payload": json.loads(payload.model_dump_json())}, indent=2, ensure_ascii=False))
+    return 0
+
+
+def cmd_docs(args: argparse.Namespace) -> int:
+    from contracts import ArtifactStore, Catalog
+    from flows.ingest_flow import CATALOG_POINTER
+
+    store = ArtifactStore(_store_root(args))
+    ref = store.get_pointer(CATALOG_POINTER)
+    catalog = store.get(ref, Catalog) if ref else Catalog()
+    if args.json:
+        print(catalog.model_dump_json())
+        return 0
+    for e in catalog.entries:
+        print(f"{e.doc_key}  {e.tenant_id}/{e.project_id}  {e.doc_code:16s} {e.n_pages:4d} p {e.n_chunks:5d} chunks  {e.filename}")
+    return 0
+
+
+def cmd_remove(args: argparse.Namespace) -> int:
+    root = _prepare(args, prefect=False)
+    from contracts import ArtifactStore, Catalog, IndexConfig
+    from flows.ingest_flow import CATALOG_POINTER, update_catalog_and_index
+
+    store = ArtifactStore(root)
+    ref = store.get_pointer(CATALOG_POINTER)
+    catalog = store.get(ref, Catalog) if ref else Catalog()
+    keys = tuple(e.doc_key for e in catalog.entries
+                 if args.doc in (e.doc_key, e.doc_code, e.filename, e.path, str(Path(args.doc).resolve()))
+                 and (args.tenant is None or e.tenant_id == args.tenant))
+    if not keys:
+        print(f"citebound: no document matches {args.doc!r}", file=sys.stderr)
+        return 1
+    _, _, _, manifest, removed = update_catalog_and_index(
+        store, [], remove_keys=keys, index_cfg=IndexConfig(index_type=args.index_type or "flat"), embedder_name="minilm")
+    print(f"removed {len(removed)} document(s); index holds {manifest.n_vectors if manifest else 0} chunks")
+    return 0
+
+
+def cmd_server(args: argparse.Namespace) -> int:
+    from flows.settings import configure_process_env
+
+    root = _store_root(args)
+    configure_process_env(root)
+    from flows import server
+
+    if args.stop:
+        print("stopped" if server.stop_server(root) else "nothing was running")
+        return 0
+    if args.status:
+        print(json.dumps(server.server_status(root)))
+        return 0
+    from flows.deploy import serve_deployments
+
+    return serve_deployments(root, with_worker=not args.no_worker)
+
+
+# ------------------------------------------------------------------------------------------ parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="citebound", description=__doc__.split("\n")[0])
+    p.add_argument("--store", help="store folder (default $CITEBOUND_HOME, else ./artifacts)")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    def common(sp: argparse.ArgumentParser, scope: bool = True) -> None:
+        sp.add_argument("--store", default=argparse.SUPPRESS, help="store folder")
+        sp.add_argument("--json", action="store_true", help="machine-readable output")
+        if scope:
+            sp.add_argument("--tenant", default="default")
+            sp.add_argument("--project", default="default")
+
+    sp = sub.add_parser("ingest", help="ingest files or folders (.pdf .txt .md .json)")
+    sp.add_argument("paths", nargs="+")
+    sp.add_argument("--doc-code")
+    sp.add_argument("--index-type", choices=["flat", "hnsw"])
+    sp.add_argument("--no-ocr", action="store_true")
+    common(sp)
+    sp.set_defaults(func=cmd_ingest)
+
+    for name, func, help_ in (("ask", cmd_ask, "answer a question from the documents, or refuse"),
+                              ("retrieve", cmd_retrieve, "retrieval only: the RetrievalResult")):
+        sp = sub.add_parser(name, help=help_)
+        sp.add_argument("question", nargs="?")
+        sp.add_argument("--questions", help="file with one question per line")
+        sp.add_argument("--top-k", type=int)
+        common(sp)
+        if name == "ask":
+            sp.add_argument("--llm", help="extractive (default) | openai")
+            sp.add_argument("--llm-model")
+        else:
+            sp.add_argument("--mode", choices=["hybrid", "dense", "bm25"], default="hybrid")
+        sp.set_defaults(func=func)
+
+    sp = sub.add_parser("validate", help="validate an answer against `retrieve --json` output")
+    sp.add_argument("--answer", required=True, help="answer text file (or JSON with an 'answer' field)")
+    sp.add_argument("--chunks", required=True, help="RetrievalResult JSON from `citebound retrieve --json`")
+    sp.add_argument("--refusal-text")
+    common(sp, scope=False)
+    sp.set_defaults(func=cmd_validate)
+
+    sp = sub.add_parser("demo", help="ingest the bundled sample corpus and ask three questions")
+    common(sp, scope=False)
+    sp.set_defaults(func=cmd_demo)
+
+    sp = sub.add_parser("runs", help="list flow runs")
+    sp.add_argument("--limit", type=int, default=50)
+    common(sp, scope=False)
+    sp.set_defaults(func=cmd_runs)
+
+    sp = sub.add_parser("replay", help="re-run a recorded run from a stage")
+    sp.add_argument("run_id")
+    sp.add_argument("--from", dest="from_stage", default="retrieve")
+    sp.add_argument("--llm")
+    sp.add_argument("--llm-model")
+    sp.add_argument("--set", action="append", default=[], help="key=value override (repeatable)")
+    common(sp, scope=False)
+    sp.set_defaults(func=cmd_replay)
+
+    sp = sub.add_parser("show", help="print an artifact (kind:sha-prefix) or a run record")
+    sp.add_argument("ref")
+    common(sp, scope=False)
+    sp.set_defaults(func=cmd_show)
+
+    sp = sub.add_parser("docs", help="list ingested documents")
+    common(sp, scope=False)
+    sp.set_defaults(func=cmd_docs)
+
+    sp = sub.add_parser("remove", help="remove a document (doc key, doc code, file name or path)")
+    sp.add_argument("doc")
+    sp.add_argument("--tenant")
+    sp.add_argument("--index-type", choices=["flat", "hnsw"])
+    common(sp, scope=False)
+    sp.set_defaults(func=cmd_remove)
+
+    sp = sub.add_parser("server", help="run a local Prefect server + worker with citebound's deployments")
+    sp.add_argument("--stop", action="store_true")
+    sp.add_argument("--status", action="store_true")
+    sp.add_argument("--no-worker", action="store_true")
+    common(sp, scope=False)
+    sp.set_defaults(func=cmd_server)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from contracts.errors import CiteboundError
+
+    try:
+        return args.func(args)
+    except CiteboundError as exc:
+        print(f"citebound: {exc}", file=sys.stderr)
+        return 2
+    except FileNotFoundError as exc:
+        print(f"citebound: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

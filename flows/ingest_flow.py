@@ -1,0 +1,300 @@
+"""The ``ingest`` flow: files -> SourceDocument -> ExtractedDocument -> CleanedDocument -> ChunkSet
+(injection-flagged) -> EmbeddingSet per file, in parallel; then one serialised update of the catalog and
+the search index. A bad file is reported with its reason and the rest of the batch goes on."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from prefect import flow, task
+from prefect.cache_policies import NO_CACHE
+
+from contracts import (
+    ArtifactRef,
+    ArtifactStore,
+    Catalog,
+    CatalogEntry,
+    ChunkConfig,
+    ChunkSet,
+    CleanConfig,
+    EmbedConfig,
+    EmbeddingSet,
+    ExtractConfig,
+    ExtractedDocument,
+    FileIngestReport,
+    IndexConfig,
+    IndexManifest,
+    IngestReport,
+    RunStep,
+    content_sha256,
+    sha256_text,
+)
+from contracts.errors import CiteboundError, IngestError
+from flows import runs
+from flows.backends import get_embedder
+from flows.settings import Settings
+from flows.tasks import (
+    _store,
+    chunk_task,
+    clean_task,
+    embed_task,
+    extract_task,
+    flag_task,
+    load_search_index,
+    run_stage,
+    source_task,
+    vectors_from_bytes,
+)
+
+__all__ = ["ingest_flow", "expand_paths", "INGESTIBLE_SUFFIXES", "CATALOG_POINTER", "INDEX_POINTER"]
+
+INGESTIBLE_SUFFIXES = (".pdf", ".txt", ".md", ".json")
+CATALOG_POINTER = "catalog/current"
+INDEX_POINTER = "index/current"
+
+
+def expand_paths(paths: list[str]) -> list[str]:
+    """Files as given, folders walked recursively for ingestible files (sorted, so runs are reproducible).
+    Paths that do not exist are kept: they become a per-file ``missing`` error, not a crash."""
+    out: list[str] = []
+    for raw in paths:
+        p = Path(raw).expanduser()
+        if p.is_dir():
+            out.extend(
+                str(f) for f in sorted(p.rglob("*"))
+                if f.is_file() and f.suffix.lower() in INGESTIBLE_SUFFIXES and not f.name.startswith(".")
+            )
+        else:
+            out.append(str(p))
+    return list(dict.fromkeys(out))
+
+
+def doc_key_of(tenant_id: str, project_id: str, path: str) -> str:
+    """A document's identity across versions of its bytes: who owns it and where it came from."""
+    return sha256_text(f"{tenant_id}\x00{project_id}\x00{Path(path).resolve()}")[:24]
+
+
+@task(name="ingest-file", cache_policy=NO_CACHE)
+def ingest_file_task(
+    store_root: str,
+    path: str,
+    doc_code: str | None,
+    tenant_id: str,
+    project_id: str,
+    extract_cfg: ExtractConfig,
+    clean_cfg: CleanConfig,
+    chunk_cfg: ChunkConfig,
+    embed_cfg: EmbedConfig,
+    embedder_name: str,
+    previous_embedding_sha: str | None,
+) -> tuple[FileIngestReport, tuple[RunStep, ...]]:
+    """All per-file stages, each its own (nested) task; any failure becomes this file's error report."""
+    started = time.perf_counter()
+    steps: list[RunStep] = []
+    try:
+        steps.append(source_task(store_root, path, doc_code, tenant_id, project_id))
+        steps.append(extract_task(store_root, steps[-1].output, extract_cfg))
+        extracted_ref = steps[-1].output
+        steps.append(clean_task(store_root, extracted_ref, clean_cfg))
+        steps.append(chunk_task(store_root, steps[-1].output, chunk_cfg))
+        steps.append(flag_task(store_root, steps[-1].output))
+        chunk_set_ref = steps[-1].output
+        steps.append(embed_task(store_root, chunk_set_ref, embed_cfg, embedder_name, previous_embedding_sha))
+        store = _store(store_root)
+        chunk_set = store.get(chunk_set_ref, ChunkSet)
+        extracted = store.get(extracted_ref, ExtractedDocument)
+        if not chunk_set.chunks:
+            raise IngestError("no_text", "no text could be extracted from any page", filename=path)
+        quarantined = tuple(c.semantic_id for c in chunk_set.chunks if "injection_suspected" in c.flags)
+        report = FileIngestReport(
+            path=path, status="ingested", doc_code=chunk_set.source.doc_code,
+            doc_key=doc_key_of(tenant_id, project_id, path),
+            n_pages=len(extracted.pages), n_ocr_pages=sum(p.origin == "ocr" for p in extracted.pages),
+            n_chunks=len(chunk_set.chunks), quarantined=quarantined,
+            seconds=round(time.perf_counter() - started, 3),
+            chunk_set_sha256=chunk_set_ref.sha256, embedding_set_sha256=steps[-1].output.sha256,
+        )
+    except IngestError as exc:
+        report = FileIngestReport(path=path, status="error", reason=exc.reason, message=str(exc),
+                                  seconds=round(time.perf_counter() - started, 3))
+    except CiteboundError as exc:
+        report = FileIngestReport(path=path, status="error", reason=type(exc).__name__, message=str(exc),
+                                  seconds=round(time.perf_counter() - started, 3))
+    except Exception as exc:  # noqa: BLE001 - one file's surprise must not stop the batch
+        report = FileIngestReport(path=path, status="error", reason="internal_error",
+                                  message=f"{type(exc).__name__}: {exc}", seconds=round(time.perf_counter() - started, 3))
+    return report, tuple(steps)
+
+
+def _build_index(
+    store: ArtifactStore,
+    catalog: Catalog,
+    previous: IndexManifest | None,
+    previous_ref: ArtifactRef | None,
+    index_cfg: IndexConfig,
+    embedder_name: str,
+) -> tuple[ArtifactRef, IndexManifest]:
+    """The index for ``catalog``: incremental from the previous one when compatible, else rebuilt."""
+    import numpy as np
+
+    from stages.index import SearchIndex
+
+    embedder = get_embedder(embedder_name)
+    wanted = [e.chunk_set_sha256 for e in catalog.entries]
+    sets = {e.chunk_set_sha256: store.get(f"chunk_set.v1:{e.chunk_set_sha256}", ChunkSet) for e in catalog.entries}
+    embs = {e.chunk_set_sha256: store.get(f"embedding_set.v1:{e.embedding_set_sha256}", EmbeddingSet)
+            for e in catalog.entries}
+
+    def vectors_for(cs_sha: str) -> np.ndarray:
+        return vectors_from_bytes(store.get_blob(embs[cs_sha].vectors_blob))
+
+    compatible = (
+        previous is not None and previous_ref is not None
+        and previous.embedding_model == embedder.model_name and previous.model_revision == embedder.model_revision
+        and previous.index_type == index_cfg.index_type
+    )
+    if compatible:
+        index = load_search_index(str(store.root), previous_ref, embedder_name)
+        old = set(previous.chunk_set_sha256s)
+        gone = [sha for sha in previous.chunk_set_sha256s if sha not in set(wanted)]
+        gone_ids = [c.chunk_id for sha in gone for c in store.get(f"chunk_set.v1:{sha}", ChunkSet).chunks]
+        index = index.remove(gone_ids) if gone_ids else index
+        for sha in wanted:
+            if sha not in old and sets[sha].chunks:
+                index = index.add(sets[sha].chunks, vectors_for(sha))
+    else:
+        chunks = [c for sha in wanted for c in sets[sha].chunks]
+        vecs = [vectors_for(sha) for sha in wanted if sets[sha].chunks]
+        matrix = np.vstack(vecs).astype(np.float32) if vecs else np.zeros((0, embedder.dim), np.float32)
+        index = SearchIndex.build(chunks, matrix, embedding_model=embedder.model_name,
+                                  model_revision=embedder.model_revision, cfg=index_cfg)
+    blobs = tuple(sorted((role, store.put_blob(data, suffix=f".{role}")) for role, data in index.to_blobs().items()))
+    manifest = IndexManifest(
+        embedding_model=embedder.model_name, model_revision=embedder.model_revision, dim=embedder.dim,
+        index_type=index_cfg.index_type, n_vectors=sum(len(sets[s].chunks) for s in wanted),
+        chunk_set_sha256s=tuple(wanted), chunk_sets_sha256=content_sha256(list(wanted)), blobs=blobs,
+    )
+    from stages import index as index_stage
+
+    step = run_stage(store, stage="index", stage_version=index_stage.STAGE_VERSION, config=index_cfg,
+                     inputs=(), compute=lambda: manifest, force=True)
+    return step.output, manifest
+
+
+def update_catalog_and_index(
+    store: ArtifactStore,
+    reports: list[FileIngestReport],
+    *,
+    remove_keys: tuple[str, ...] = (),
+    index_cfg: IndexConfig,
+    embedder_name: str,
+) -> tuple[list[FileIngestReport], Catalog, ArtifactRef | None, IndexManifest | None, tuple[str, ...]]:
+    """Serialised (store lock) read-modify-write of the catalog and index pointers."""
+    from stages.chunk import resolve_id_clashes
+
+    with store.lock("index"):
+        cat_ref = store.get_pointer(CATALOG_POINTER)
+        catalog = store.get(cat_ref, Catalog) if cat_ref else Catalog()
+        idx_ref = store.get_pointer(INDEX_POINTER)
+        previous = store.get(idx_ref, IndexManifest) if idx_ref else None
+        entries = catalog.by_key()
+        removed = tuple(k for k in remove_keys if entries.pop(k, None) is not None)
+        final_reports: list[FileIngestReport] = []
+        for rep in reports:
+            if rep.status != "ingested":
+                final_reports.append(rep)
+                continue
+            old = entries.get(rep.doc_key)
+            chunk_set = store.get(f"chunk_set.v1:{rep.chunk_set_sha256}", ChunkSet)
+            taken = frozenset(
+                c.semantic_id
+                for key, e in entries.items() if key != rep.doc_key
+                for c in store.get(f"chunk_set.v1:{e.chunk_set_sha256}", ChunkSet).chunks
+            )
+            deduped = resolve_id_clashes(chunk_set, taken)
+            cs_sha = rep.chunk_set_sha256
+            if deduped != chunk_set:
+                cs_sha = store.put(deduped, stage="dedupe_ids", stage_version="dedupe_ids.v1",
+                                   inputs=(store.ref_of(f"chunk_set.v1:{cs_sha}"),)).sha256
+            entry = CatalogEntry(
+                doc_key=rep.doc_key, tenant_id=chunk_set.source.tenant_id, project_id=chunk_set.source.project_id,
+                path=chunk_set.source.path, filename=chunk_set.source.filename, doc_code=chunk_set.source.doc_code,
+                doc_sha256=chunk_set.source.sha256, chunk_set_sha256=cs_sha,
+                embedding_set_sha256=rep.embedding_set_sha256 or "", n_chunks=rep.n_chunks,
+                n_pages=rep.n_pages, n_ocr_pages=rep.n_ocr_pages, quarantined=rep.quarantined,
+            )
+            status = "unchanged" if old == entry else "ingested"
+            entries[rep.doc_key] = entry
+            final_reports.append(rep.model_copy(update={
+                "status": status, "chunk_set_sha256": cs_sha, "id_clashes": deduped.id_clashes}))
+        new_catalog = Catalog(entries=tuple(entries[k] for k in sorted(entries)))
+        if cat_ref is not None and new_catalog == catalog and previous is not None:
+            return final_reports, catalog, idx_ref, previous, removed
+        if not new_catalog.entries:
+            store.set_pointer(CATALOG_POINTER, store.put(new_catalog, stage="catalog", stage_version="catalog.v1"))
+            store.delete_pointer(INDEX_POINTER)
+            return final_reports, new_catalog, None, None, removed
+        manifest_ref, manifest = _build_index(store, new_catalog, previous, idx_ref, index_cfg, embedder_name)
+        new_cat_ref = store.put(new_catalog, stage="catalog", stage_version="catalog.v1", inputs=(manifest_ref,))
+        # Index first, catalog second: a crash in between leaves a catalog that still matches an index.
+        store.set_pointer(INDEX_POINTER, manifest_ref)
+        store.set_pointer(CATALOG_POINTER, new_cat_ref)
+        return final_reports, new_catalog, manifest_ref, manifest, removed
+
+
+@flow(name="ingest", persist_result=False, log_prints=False)
+def ingest_flow(
+    paths: list[str],
+    doc_code: str | None = None,
+    tenant: str = "default",
+    project: str = "default",
+    store: str | None = None,
+    index_type: str | None = None,
+    embedder: str = "minilm",
+    ocr: bool = True,
+) -> IngestReport:
+    """Ingest files/folders for one tenant/project and update the index. Returns the per-file report."""
+    settings = Settings()
+    store_root = str(Path(store or settings.home).resolve())
+    st = _store(store_root)
+    started = time.perf_counter()
+    files = expand_paths(paths)
+    extract_cfg = ExtractConfig(ocr_enabled=ocr and settings.ocr_enabled)
+    clean_cfg, chunk_cfg, embed_cfg = CleanConfig(), ChunkConfig(), EmbedConfig()
+    index_cfg = IndexConfig(index_type=index_type or settings.index_type)
+    # Configs are artifacts too, so a replay can re-run a stage with exactly the config it had.
+    cfg_refs = {name: st.put(cfg, stage="config", stage_version="config.v1").sha256 for name, cfg in (
+        ("extract_config", extract_cfg), ("clean_config", clean_cfg), ("chunk_config", chunk_cfg),
+        ("embed_config", embed_cfg), ("index_config", index_cfg))}
+    run = runs.RunRecorder(st, flow="ingest", parameters={
+        "paths": json.dumps(paths), "doc_code": doc_code or "", "tenant": tenant, "project": project,
+        "embedder": embedder, **cfg_refs})
+    cat_ref = st.get_pointer(CATALOG_POINTER)
+    prev_entries = st.get(cat_ref, Catalog).by_key() if cat_ref else {}
+    if files:
+        get_embedder(embedder)  # load once in this process before fanning out
+    futures = []
+    for path in files:
+        prev = prev_entries.get(doc_key_of(tenant, project, path))
+        futures.append(ingest_file_task.submit(
+            store_root, path, doc_code, tenant, project, extract_cfg, clean_cfg, chunk_cfg, embed_cfg,
+            embedder, prev.embedding_set_sha256 if prev else None))
+    reports: list[FileIngestReport] = []
+    for fut in futures:
+        report, steps = fut.result()
+        reports.append(report)
+        run.steps.extend(steps)
+    final, catalog, manifest_ref, manifest, _ = update_catalog_and_index(
+        st, reports, index_cfg=index_cfg, embedder_name=embedder)
+    outputs = [manifest_ref] if manifest_ref else []
+    result = IngestReport(
+        files=tuple(final), index_sha256=manifest_ref.sha256 if manifest_ref else None,
+        catalog_sha256=st.get_pointer(CATALOG_POINTER).sha256 if st.get_pointer(CATALOG_POINTER) else None,
+        n_vectors=manifest.n_vectors if manifest else 0, run_id=run.run_id,
+        seconds=round(time.perf_counter() - started, 3),
+    )
+    report_ref = st.put(result.model_copy(update={"run_id": None}), stage="ingest_report", stage_version="ingest_report.v1")
+    run.finish(outputs=[*outputs, report_ref], status="completed")
+    return result

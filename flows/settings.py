@@ -1,0 +1,64 @@
+"""Process settings: the one place citebound reads its environment (prefix ``CITEBOUND_``).
+
+Stages never read the environment; flows build configs from these settings and pass them in.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+__all__ = ["Settings", "configure_process_env"]
+
+
+class Settings(BaseSettings):
+    """Every knob a deployment sets from outside. ``CITEBOUND_HOME`` is the store root."""
+
+    model_config = SettingsConfigDict(env_prefix="CITEBOUND_", env_file=".env", extra="ignore", frozen=True)
+
+    home: Path = Field(default=Path("artifacts"))
+    llm: str = "extractive"
+    llm_model: str = "gpt-4o-mini"
+    llm_timeout: float = 60.0
+    llm_retries: int = 1
+    top_k: int = 5
+    tenant: str = "default"
+    project: str = "default"
+    index_type: Literal["flat", "hnsw"] = "flat"
+    task_runner: Literal["thread", "dask"] = "thread"
+    dask_address: str | None = None
+    dask_workers: int = 2
+    refusal_text: str | None = None
+    min_confidence: float | None = None
+    ocr_enabled: bool = True
+
+    @property
+    def openai_base_url(self) -> str | None:
+        # The openai client's own variable names, so an existing setup just works.
+        return os.environ.get("OPENAI_BASE_URL") or None
+
+    @property
+    def openai_api_key(self) -> str | None:
+        return os.environ.get("OPENAI_API_KEY") or None
+
+
+def configure_process_env(store_root: Path) -> None:
+    """Offline + quiet defaults for the libraries, set before they are imported. Explicit env wins."""
+    defaults = {
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+        "OMP_THREAD_LIMIT": "1",
+        "PREFECT_HOME": str(Path(store_root).resolve() / "prefect"),
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "PREFECT_LOGGING_LEVEL": "WARNING",
+        "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120",
+        "PREFECT_LOGGING_TO_API_ENABLED": "false",
+        "PREFECT_RESULTS_PERSIST_BY_DEFAULT": "false",
+    }
+    for key, value in defaults.items():
+        os.environ.setdefault(key, value)

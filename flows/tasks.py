@@ -1,0 +1,381 @@
+"""Thin Prefect tasks: read input artifacts from the store, call one pure stage, write its output.
+
+Each task is keyed like a build system: (input artifact hashes, stage config hash, STAGE_VERSION).
+When that key already names a stored, verifiable output, the task returns it without recomputing
+(``RunStep.cached``). Prefect's own result caching is off: the artifact store is the cache, so the same
+keys work in a thread, a Dask worker or a deployment's worker process.
+
+Retries: only for reading input files (I/O) and LLM transport errors — never on generated content.
+"""
+
+from __future__ import annotations
+
+import io
+import time
+from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+from prefect import task
+from prefect.cache_policies import NO_CACHE
+
+from contracts import (
+    Answer,
+    AnswerRequest,
+    ArtifactRef,
+    ArtifactStore,
+    ChunkConfig,
+    ChunkSet,
+    CleanConfig,
+    CleanedDocument,
+    ContextPack,
+    Contract,
+    DraftAnswer,
+    EmbedConfig,
+    EmbeddingSet,
+    ExtractConfig,
+    ExtractedDocument,
+    GenerationPolicy,
+    IndexManifest,
+    RetrievalResult,
+    RetrieveConfig,
+    RunStep,
+    SourceDocument,
+    cache_key,
+    config_sha256,
+    content_sha256,
+)
+from contracts.errors import IngestError, LLMTransportError
+from flows.backends import LLMSpec, get_embedder, get_llm, get_ocr
+
+__all__ = [
+    "run_stage",
+    "source_task",
+    "extract_task",
+    "clean_task",
+    "chunk_task",
+    "flag_task",
+    "embed_task",
+    "request_task",
+    "retrieve_task",
+    "context_task",
+    "precheck_task",
+    "generate_task",
+    "validate_task",
+    "vectors_to_bytes",
+    "vectors_from_bytes",
+    "load_search_index",
+]
+
+
+@lru_cache(maxsize=8)
+def _store(root: str) -> ArtifactStore:
+    return ArtifactStore(root)
+
+
+def run_stage(
+    store: ArtifactStore,
+    *,
+    stage: str,
+    stage_version: str,
+    config: Contract | dict,
+    inputs: tuple[ArtifactRef, ...],
+    compute: Callable[[], Contract],
+    force: bool = False,
+) -> RunStep:
+    """Return the cached output for (inputs, config, version), or compute, store and remember it.
+
+    ``force`` recomputes even on a hit (replay uses it to prove determinism: an unchanged stage
+    writes the same address, so the stored bytes stay identical).
+    """
+    cfg_sha = content_sha256(config)
+    key = cache_key(stage, stage_version, cfg_sha, inputs)
+    started = time.perf_counter()
+    if not force:
+        hit = store.cached(key)
+        if hit is not None:
+            return RunStep(
+                stage=stage, stage_version=stage_version, config_sha256=cfg_sha, inputs=inputs,
+                output=hit, cached=True, seconds=round(time.perf_counter() - started, 4),
+            )
+    output = compute()
+    ref = store.put(output, stage=stage, stage_version=stage_version, config_sha256=cfg_sha, inputs=inputs)
+    store.remember(key, ref)
+    return RunStep(
+        stage=stage, stage_version=stage_version, config_sha256=cfg_sha, inputs=inputs,
+        output=ref, cached=False, seconds=round(time.perf_counter() - started, 4),
+    )
+
+
+def _retry_on_io(task, task_run, state) -> bool:  # noqa: ANN001 - Prefect's hook signature
+    """Retry reading a file only on transient OS errors, never on bad content."""
+    try:
+        state.result()
+    except (IngestError, FileNotFoundError, IsADirectoryError, PermissionError):
+        return False
+    except OSError:
+        return True
+    except Exception:  # noqa: BLE001 - anything else is not an I/O hiccup
+        return False
+    return False
+
+
+def _retry_on_transport(task, task_run, state) -> bool:  # noqa: ANN001
+    """Retry an LLM call only when the transport failed; a bad answer is never retried."""
+    try:
+        state.result()
+    except LLMTransportError:
+        return True
+    except Exception:  # noqa: BLE001
+        return False
+    return False
+
+
+# --------------------------------------------------------------------------------- ingestion
+
+
+@task(name="source", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=[0.2, 1.0], retry_condition_fn=_retry_on_io)
+def source_task(store_root: str, path: str, doc_code: str | None, tenant_id: str, project_id: str) -> RunStep:
+    """Read one input file into the store (bytes as a blob, identity as a SourceDocument)."""
+    from stages.extract import make_source_document
+
+    store = _store(store_root)
+    p = Path(path)
+    if not p.exists():
+        raise IngestError("missing", "no such file", filename=path)
+    if not p.is_file():
+        raise IngestError("unsupported_type", "not a regular file", filename=path)
+    data = p.read_bytes()
+    source = make_source_document(str(p.resolve()), data, doc_code=doc_code, tenant_id=tenant_id, project_id=project_id)
+    store.put_blob(data, suffix=p.suffix.lower() or ".bin")
+    return run_stage(
+        store, stage="source", stage_version="source.v1", config={}, inputs=(),
+        compute=lambda: source,
+    )
+
+
+@task(name="extract", cache_policy=NO_CACHE)
+def extract_task(store_root: str, source_ref: ArtifactRef, cfg: ExtractConfig, force: bool = False) -> RunStep:
+    from stages import extract
+
+    store = _store(store_root)
+
+    def compute() -> ExtractedDocument:
+        source = store.get(source_ref, SourceDocument)
+        data = store.get_blob(source.sha256)
+        return extract.extract_document(source, data, cfg, get_ocr() if cfg.ocr_enabled else None)
+
+    return run_stage(store, stage="extract", stage_version=extract.STAGE_VERSION, config=cfg,
+                     inputs=(source_ref,), compute=compute, force=force)
+
+
+@task(name="clean", cache_policy=NO_CACHE)
+def clean_task(store_root: str, extracted_ref: ArtifactRef, cfg: CleanConfig, force: bool = False) -> RunStep:
+    from stages import clean
+
+    store = _store(store_root)
+    return run_stage(
+        store, stage="clean", stage_version=clean.STAGE_VERSION, config=cfg, inputs=(extracted_ref,),
+        compute=lambda: clean.clean_document(store.get(extracted_ref, ExtractedDocument), cfg), force=force,
+    )
+
+
+@task(name="chunk", cache_policy=NO_CACHE)
+def chunk_task(store_root: str, cleaned_ref: ArtifactRef, cfg: ChunkConfig, force: bool = False) -> RunStep:
+    from stages import chunk
+
+    store = _store(store_root)
+    return run_stage(
+        store, stage="chunk", stage_version=chunk.STAGE_VERSION, config=cfg, inputs=(cleaned_ref,),
+        compute=lambda: chunk.chunk_document(store.get(cleaned_ref, CleanedDocument), cfg), force=force,
+    )
+
+
+@task(name="flag-injections", cache_policy=NO_CACHE)
+def flag_task(store_root: str, chunk_set_ref: ArtifactRef, force: bool = False) -> RunStep:
+    from stages import injection
+
+    store = _store(store_root)
+    return run_stage(
+        store, stage="flag", stage_version=injection.STAGE_VERSION, config={}, inputs=(chunk_set_ref,),
+        compute=lambda: injection.flag_injections(store.get(chunk_set_ref, ChunkSet)), force=force,
+    )
+
+
+def vectors_to_bytes(vectors: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    np.save(buf, np.ascontiguousarray(vectors, dtype=np.float32), allow_pickle=False)
+    return buf.getvalue()
+
+
+def vectors_from_bytes(data: bytes) -> np.ndarray:
+    return np.load(io.BytesIO(data), allow_pickle=False)
+
+
+@task(name="embed", cache_policy=NO_CACHE)
+def embed_task(
+    store_root: str,
+    chunk_set_ref: ArtifactRef,
+    cfg: EmbedConfig,
+    embedder_name: str = "minilm",
+    previous_embedding_sha: str | None = None,
+    force: bool = False,
+) -> RunStep:
+    """Embed a chunk set; vectors of unchanged texts are reused from the document's previous version."""
+    from stages import embed
+
+    store = _store(store_root)
+    embedder = get_embedder(embedder_name)
+    config = {"embed": config_sha256(cfg), "model": embedder.model_name, "revision": embedder.model_revision}
+
+    def compute() -> EmbeddingSet:
+        chunk_set = store.get(chunk_set_ref, ChunkSet)
+        cache: dict[str, np.ndarray] = {}
+        if previous_embedding_sha:
+            try:
+                prev = store.get(f"embedding_set.v1:{previous_embedding_sha}", EmbeddingSet)
+                if prev.embedding_model == embedder.model_name and prev.model_revision == embedder.model_revision:
+                    prev_vecs = vectors_from_bytes(store.get_blob(prev.vectors_blob))
+                    cache = dict(zip(prev.content_sha256s, prev_vecs, strict=True))
+            except Exception:  # noqa: BLE001 - a broken cache only costs time, never correctness
+                cache = {}
+        vectors = embed.embed_chunks(chunk_set, embedder, cfg, cache=cache or None)
+        blob = store.put_blob(vectors_to_bytes(vectors), suffix=".f32.npy")
+        return EmbeddingSet(
+            chunk_set_sha256=chunk_set_ref.sha256,
+            embedding_model=embedder.model_name,
+            model_revision=embedder.model_revision,
+            dim=int(vectors.shape[1]) if vectors.ndim == 2 and vectors.shape[0] else embedder.dim,
+            normalized=True,
+            content_sha256s=tuple(c.content_sha256 for c in chunk_set.chunks),
+            vectors_blob=blob,
+        )
+
+    return run_stage(store, stage="embed", stage_version=embed.STAGE_VERSION, config=config,
+                     inputs=(chunk_set_ref,), compute=compute, force=force)
+
+
+# --------------------------------------------------------------------------------- answering
+
+
+@lru_cache(maxsize=4)
+def _cached_index(store_root: str, manifest_sha: str, embedder_name: str):  # noqa: ANN202
+    from contracts.config import IndexConfig
+    from stages.index import SearchIndex
+
+    store = _store(store_root)
+    manifest = store.get(f"index_manifest.v1:{manifest_sha}", IndexManifest)
+    chunks = []
+    for cs_sha in manifest.chunk_set_sha256s:
+        chunks.extend(store.get(f"chunk_set.v1:{cs_sha}", ChunkSet).chunks)
+    blobs = {role: store.get_blob(sha) for role, sha in manifest.blobs}
+    return SearchIndex.from_blobs(
+        blobs, chunks,
+        embedding_model=manifest.embedding_model, model_revision=manifest.model_revision, dim=manifest.dim,
+        cfg=IndexConfig(index_type=manifest.index_type), embedder=get_embedder(embedder_name),
+    )
+
+
+def load_search_index(store_root: str, manifest_ref: ArtifactRef, embedder_name: str = "minilm"):  # noqa: ANN201
+    """The SearchIndex a manifest describes, loaded once per process (manifests are immutable)."""
+    return _cached_index(str(store_root), manifest_ref.sha256, embedder_name)
+
+
+@task(name="request", cache_policy=NO_CACHE)
+def request_task(store_root: str, request: AnswerRequest) -> RunStep:
+    store = _store(store_root)
+    return run_stage(store, stage="request", stage_version="request.v1", config={}, inputs=(),
+                     compute=lambda: request)
+
+
+@task(name="retrieve", cache_policy=NO_CACHE)
+def retrieve_task(
+    store_root: str,
+    request_ref: ArtifactRef,
+    index_ref: ArtifactRef,
+    cfg: RetrieveConfig,
+    embedder_name: str = "minilm",
+    force: bool = False,
+) -> RunStep:
+    from stages import retrieve
+
+    store = _store(store_root)
+
+    def compute() -> RetrievalResult:
+        request = store.get(request_ref, AnswerRequest)
+        index = load_search_index(store_root, index_ref, embedder_name)
+        result = retrieve.retrieve(
+            request.query, index, get_embedder(embedder_name), cfg.model_copy(update={"top_k": request.top_k}),
+            tenant_id=request.tenant_id, project_id=request.project_id,
+        )
+        return result.model_copy(update={"index_sha256": index_ref.sha256})
+
+    return run_stage(store, stage="retrieve", stage_version=retrieve.STAGE_VERSION, config=cfg,
+                     inputs=(request_ref, index_ref), compute=compute, force=force)
+
+
+@task(name="context", cache_policy=NO_CACHE)
+def context_task(
+    store_root: str, retrieval_ref: ArtifactRef, cfg: RetrieveConfig, policy: GenerationPolicy, force: bool = False
+) -> RunStep:
+    from stages import context
+
+    store = _store(store_root)
+    return run_stage(
+        store, stage="context", stage_version=context.STAGE_VERSION,
+        config={"retrieve": config_sha256(cfg), "policy": config_sha256(policy)}, inputs=(retrieval_ref,),
+        compute=lambda: context.build_context_pack(store.get(retrieval_ref, RetrievalResult), cfg, policy),
+        force=force,
+    )
+
+
+@task(name="precheck", cache_policy=NO_CACHE)
+def precheck_task(store_root: str, pack_ref: ArtifactRef, policy: GenerationPolicy, force: bool = False) -> RunStep:
+    """Refuse before generation (empty pack, low confidence, insufficient evidence); output None = go ahead."""
+    from stages import sufficiency
+
+    store = _store(store_root)
+    started = time.perf_counter()
+    refusal = sufficiency.precheck_pack(store.get(pack_ref, ContextPack), policy)
+    if refusal is None:
+        return RunStep(stage="precheck", stage_version="precheck.v1", config_sha256=config_sha256(policy),
+                       inputs=(pack_ref,), output=None, seconds=round(time.perf_counter() - started, 4))
+    return run_stage(store, stage="precheck", stage_version="precheck.v1", config=policy, inputs=(pack_ref,),
+                     compute=lambda: refusal, force=True)
+
+
+@task(
+    name="generate", cache_policy=NO_CACHE, retries=1, retry_delay_seconds=[0.5],
+    retry_condition_fn=_retry_on_transport,
+)
+def generate_task(
+    store_root: str, pack_ref: ArtifactRef, llm: LLMSpec, policy: GenerationPolicy, force: bool = False
+) -> RunStep:
+    from stages import generate
+
+    store = _store(store_root)
+    return run_stage(
+        store, stage="generate", stage_version=generate.STAGE_VERSION,
+        config={"llm": dict(sorted(llm.items())), "policy": config_sha256(policy)}, inputs=(pack_ref,),
+        compute=lambda: generate.generate_draft(store.get(pack_ref, ContextPack), get_llm(llm), policy),
+        force=force,
+    )
+
+
+@task(name="validate", cache_policy=NO_CACHE)
+def validate_task(
+    store_root: str, pack_ref: ArtifactRef, draft_ref: ArtifactRef, policy: GenerationPolicy, force: bool = False
+) -> RunStep:
+    from stages import validate
+
+    store = _store(store_root)
+    return run_stage(
+        store, stage="validate", stage_version=validate.STAGE_VERSION, config=policy, inputs=(pack_ref, draft_ref),
+        compute=lambda: validate.validate_draft(store.get(draft_ref, DraftAnswer), store.get(pack_ref, ContextPack), policy),
+        force=force,
+    )
+
+
+def answer_of(store_root: str, ref: ArtifactRef) -> Answer:
+    return _store(store_root).get(ref, Answer)
