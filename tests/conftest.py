@@ -90,3 +90,36 @@ def real_embedder():
     embedder = SentenceTransformersEmbedder()
     embedder.warm_up()
     return embedder
+
+
+# --------------------------------------------------------------------------- flows
+
+
+@pytest.fixture(scope="session")
+def prefect_harness(tmp_path_factory):
+    """One Prefect test server for the whole session (start-up costs 10-25 s on 2 cores)."""
+    os.environ["PREFECT_HOME"] = str(tmp_path_factory.mktemp("prefect-home"))
+    os.environ["CITEBOUND_PREFECT"] = "ephemeral"
+    from prefect.testing.utilities import prefect_test_harness
+
+    with prefect_test_harness(server_startup_timeout=180):
+        yield
+
+
+@pytest.fixture
+def fake_backends():
+    """Registers the discriminating fakes under names flows can be given: embedder "hash", LLMs "scripted"."""
+    from flows import backends
+    from tests.fakes import HashEmbedder
+
+    backends.register_embedder("hash", lambda: HashEmbedder(dim=64))
+    scripted: dict[str, object] = {}
+
+    def register_script(name: str, llm) -> None:  # noqa: ANN001
+        scripted[name] = llm
+        backends.register_llm(name, lambda spec, _n=name: scripted[_n])
+
+    yield register_script
+    backends._llm_factories.clear()
+    backends._embedder_factories.pop("hash", None)
+    backends._embedders.pop("hash", None)
