@@ -1,0 +1,93 @@
+"""The ``openai`` backend: any OpenAI-compatible chat-completions server (OpenAI, vLLM, Ollama,
+``python -m llama_cpp.server``...).
+
+One request per answer, ``max_retries=0``: no retries on transport, none on content. Every failure — the
+server unreachable, a timeout, an HTTP error, a body that is not a chat completion — becomes
+``LLMTransportError`` with a clear message; the flow turns it into a refusal with status ``error``.
+
+>>> OpenAILLM("m", base_url="http://127.0.0.1:9/v1").name
+'openai'
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from contracts.errors import LLMTransportError
+from stages.prompt import RULES_END
+
+__all__ = ["OpenAILLM", "split_prompt"]
+
+_FALLBACK_SYSTEM = "You answer only from the evidence in the user message and follow its rules exactly."
+
+
+def split_prompt(prompt: str) -> tuple[str, str]:
+    """(system, user) messages of a grounded prompt: the rules go to the system message, the evidence and
+    the question to the user message. A prompt without the rules marker goes whole into the user message.
+
+    >>> split_prompt("rules\\n===== END OF RULES =====\\nevidence")
+    ('rules', 'evidence')
+    """
+    head, marker, tail = prompt.partition(f"\n{RULES_END}\n")
+    if not marker:
+        return _FALLBACK_SYSTEM, prompt
+    return head, tail
+
+
+class OpenAILLM:
+    """Implements ``stages.ports.LLM`` over the ``openai`` client's chat completions.
+
+    ``api_key=None`` sends a placeholder key (local servers ignore it); the flows pass the real key from
+    settings. ``base_url=None`` means the client's default (api.openai.com).
+    """
+
+    def __init__(
+        self, model: str, *, base_url: str | None = None, api_key: str | None = None, timeout: float = 60.0
+    ) -> None:
+        self.model = model
+        self.base_url = base_url
+        self.timeout = timeout
+        self._api_key = api_key if api_key is not None else "not-needed"
+        self._client: Any = None  # built on first use: importing openai costs ~0.3 s
+
+    @property
+    def name(self) -> str:
+        return "openai"
+
+    def _get_client(self) -> Any:
+        if self._client is None:
+            from openai import OpenAI
+
+            self._client = OpenAI(
+                api_key=self._api_key, base_url=self.base_url, timeout=self.timeout, max_retries=0
+            )
+        return self._client
+
+    def generate(self, prompt: str, max_tokens: int, temperature: float) -> str:
+        import openai
+
+        system, user = split_prompt(prompt)
+        where = f"{self.base_url or 'api.openai.com'} (model {self.model})"
+        try:
+            response = self._get_client().chat.completions.create(
+                model=self.model,
+                messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
+                temperature=temperature,
+                max_tokens=max_tokens,
+            )
+        except openai.APITimeoutError as exc:
+            raise LLMTransportError(f"LLM server {where} did not answer within {self.timeout:g} s") from exc
+        except openai.APIConnectionError as exc:
+            raise LLMTransportError(f"cannot reach LLM server {where}: {exc}") from exc
+        except openai.APIStatusError as exc:
+            raise LLMTransportError(f"LLM server {where} answered HTTP {exc.status_code}: {exc.message}") from exc
+        except (openai.APIError, ValueError, TypeError) as exc:
+            raise LLMTransportError(f"LLM server {where} sent a malformed response: {exc}") from exc
+        choices = getattr(response, "choices", None)
+        if not isinstance(choices, list) or not choices:
+            raise LLMTransportError(f"LLM server {where} sent a response with no choices: {str(response)[:200]!r}")
+        message = getattr(choices[0], "message", None)
+        content = getattr(message, "content", None)
+        if not isinstance(content, str):
+            raise LLMTransportError(f"LLM server {where} sent a choice without text content")
+        return content

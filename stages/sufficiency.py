@@ -1,0 +1,181 @@
+"""Before generation: refuse early, without calling the LLM, when the pack cannot support an answer.
+
+Checks, in order: the pack has usable evidence (``empty_context``), its confidence reaches the policy
+threshold (``low_confidence``), and its evidence fits the query type (definition, punishment, procedure,
+scope, general). ``precheck_pack`` returns the refusal Answer or ``None`` ("go ahead").
+
+>>> from contracts.retrieval import ContextPack, QueryAnalysis
+>>> empty = ContextPack(query="q", query_analysis=QueryAnalysis(), context_text="", sources=(), chunks=(), confidence=0.0)
+>>> precheck_pack(empty, GenerationPolicy()).reason_code
+'empty_context'
+"""
+
+from __future__ import annotations
+
+import re
+
+from contracts.answer import Answer, CheckResult, GenerationPolicy
+from contracts.ingest import Chunk
+from contracts.retrieval import ContextPack, QueryIntent
+from stages.prompt import citable_ids, prompt_chunks
+from stages.text_units import content_words, stem
+from stages.validate import refusal_answer
+
+__all__ = [
+    "STAGE_VERSION",
+    "INTENT_LANGUAGE",
+    "QUESTION_WORDS",
+    "query_terms",
+    "check_pack_not_empty",
+    "check_confidence",
+    "check_definition_evidence",
+    "check_punishment_evidence",
+    "check_procedure_evidence",
+    "check_scope_evidence",
+    "check_general_evidence",
+    "check_evidence_sufficiency",
+    "precheck_pack",
+]
+
+STAGE_VERSION = "sufficiency.v1"
+
+_I = re.IGNORECASE
+# Language that shows a chunk can answer a question of each type.
+INTENT_LANGUAGE: dict[QueryIntent, re.Pattern[str]] = {
+    "definition": re.compile(
+        r"\bmeans\b|\bshall\s+mean\b|\bis\s+said\s+to\b|\bare\s+said\s+to\b|\bdefined\s+as\b|\bdefines?\b"
+        r"|\bdefinitions?\b|\bincludes?\b|\bdenotes?\b|\brefers\s+to\b|\b(?:is|are)\s+(?:called|known\s+as|termed)\b"
+        r"|\bdeemed\s+to\s+be\b|\bthat\s+is\s+to\s+say\b",
+        _I,
+    ),
+    "punishment": re.compile(
+        r"\bpunish(?:ed|able|ment|ments)?\b|\bimprisonment\b|\bfine[ds]?\b|\bpenalt(?:y|ies)\b|\bsentenced?\b"
+        r"|\bdeath\b|\bliable\s+to\b|\bforfeit\w*\b|\bconvict(?:ed|ion)\b|\bjail\b|\brigorous\b",
+        _I,
+    ),
+    "procedure": re.compile(
+        r"\bprocedure\b|\bprocess\b|\bsteps?\b|\bmanner\b|\bapplication\b|\bappl(?:y|ied|ies)\b|\bsubmit\w*\b"
+        r"|\bfil(?:e|ed|ing)\b|\bprescribed\b|\bform\b|\bnotice\b|\bappeal\b|\bpetition\b|\bcomplaint\b"
+        r"|\bregist(?:er|ered|ration)\b|\bshall\s+be\s+(?:made|filed|sent|served|presented|issued)\b|\bmethod\b"
+        r"|\bformula\b|\bgiven\s+by\b|\bfirst\b.*\bthen\b|\bwithin\s+\w+\s+days\b",
+        _I,
+    ),
+    "scope": re.compile(
+        r"\bextents?\b|\bextends?\s+to\b|\bappl(?:y|ies)\s+to\b|\bapplicab\w+\b|\bcome\s+into\s+force\b"
+        r"|\bwhole\s+of\s+india\b|\bjurisdiction\b|\bshall\s+apply\b|\bin\s+force\b|\bcommencement\b"
+        r"|\bterritor\w+\b|\bnothing\s+in\s+this\b|\bexempt\w*\b",
+        _I,
+    ),
+}
+
+# Words that say what kind of question it is, not what it is about.
+QUESTION_WORDS: frozenset[str] = frozenset(
+    stem(w)
+    for w in """what which who whom how why when where explain describe define definition meaning mean means
+    tell give list state punishment punishments penalty penalties punished punishable procedure process steps
+    scope extent applicability apply applies applicable section sections act article question answer kind
+    type please""".split()
+)
+
+
+def query_terms(pack: ContextPack) -> frozenset[str]:
+    """The query's topic terms: content words of the query and of the analyser's keywords, minus question words."""
+    words = content_words(pack.query) | content_words(" ".join(pack.query_analysis.keywords))
+    return words - QUESTION_WORDS
+
+
+def _usable(pack: ContextPack, policy: GenerationPolicy) -> tuple[Chunk, ...]:
+    citable = citable_ids(pack, policy)
+    return tuple(c for c in prompt_chunks(pack, policy) if c.semantic_id in citable)
+
+
+def check_pack_not_empty(pack: ContextPack, policy: GenerationPolicy) -> CheckResult:
+    """The pack holds at least one citable, non-quarantined chunk with text."""
+    ok = any(c.text.strip() for c in _usable(pack, policy))
+    return CheckResult(name="pack_not_empty", passed=ok, reason_code=None if ok else "empty_context",
+                       detail=None if ok else "no citable evidence was retrieved")
+
+
+def check_confidence(pack: ContextPack, policy: GenerationPolicy) -> CheckResult:
+    """The pack's retrieval confidence reaches ``policy.min_confidence``."""
+    ok = pack.confidence >= policy.min_confidence
+    return CheckResult(name="confidence", passed=ok, reason_code=None if ok else "low_confidence",
+                       detail=f"confidence {pack.confidence:.2f} vs threshold {policy.min_confidence:.2f}")
+
+
+def _typed_check(name: str, reason_code: str, what: str, intent: QueryIntent, pack: ContextPack, policy: GenerationPolicy) -> CheckResult:
+    terms = query_terms(pack)
+    language = INTENT_LANGUAGE[intent]
+    for chunk in _usable(pack, policy):
+        # The language must sit in a chunk about the query's topic (when the query names one).
+        if language.search(chunk.text) and (not terms or terms & content_words(chunk.text)):
+            return CheckResult(name=name, passed=True, detail=f"{what} in {chunk.semantic_id}")
+    return CheckResult(name=name, passed=False, reason_code=reason_code,
+                       detail=f"no retrieved chunk about the query contains {what}")
+
+
+def check_definition_evidence(pack: ContextPack, policy: GenerationPolicy) -> CheckResult:
+    """Definition questions need definitional language ("means", "is said to", "defined as", "includes"...)."""
+    return _typed_check("definition_evidence", "no_definitional_language", "definitional language", "definition", pack, policy)
+
+
+def check_punishment_evidence(pack: ContextPack, policy: GenerationPolicy) -> CheckResult:
+    """Punishment questions need penalty language ("punished with", "imprisonment", "fine", "penalty"...)."""
+    return _typed_check("punishment_evidence", "no_penalty_language", "penalty language", "punishment", pack, policy)
+
+
+def check_procedure_evidence(pack: ContextPack, policy: GenerationPolicy) -> CheckResult:
+    """Procedure questions need procedural language ("procedure", "application", "shall be filed", "steps"...)."""
+    return _typed_check("procedure_evidence", "no_procedural_language", "procedural language", "procedure", pack, policy)
+
+
+def check_scope_evidence(pack: ContextPack, policy: GenerationPolicy) -> CheckResult:
+    """Scope questions need extent or applicability language ("extends to", "applies to", "in force"...)."""
+    return _typed_check("scope_evidence", "no_scope_language", "extent or applicability language", "scope", pack, policy)
+
+
+def check_general_evidence(pack: ContextPack, policy: GenerationPolicy) -> CheckResult:
+    """General questions need at least one of the query's content terms in at least one chunk."""
+    terms = query_terms(pack)
+    if not terms:
+        return CheckResult(name="general_evidence", passed=True, detail="the query names no content terms")
+    for chunk in _usable(pack, policy):
+        shared = terms & content_words(chunk.text)
+        if shared:
+            return CheckResult(name="general_evidence", passed=True,
+                               detail=f"{len(shared)}/{len(terms)} query terms in {chunk.semantic_id}")
+    return CheckResult(name="general_evidence", passed=False, reason_code="no_query_terms",
+                       detail=f"no retrieved chunk contains any of: {', '.join(sorted(terms))}")
+
+
+_BY_INTENT = {
+    "definition": check_definition_evidence,
+    "punishment": check_punishment_evidence,
+    "procedure": check_procedure_evidence,
+    "scope": check_scope_evidence,
+    "general": check_general_evidence,
+}
+
+
+def check_evidence_sufficiency(pack: ContextPack, policy: GenerationPolicy) -> CheckResult:
+    """The check for the pack's query intent (``pack.query_analysis.intent``)."""
+    return _BY_INTENT[pack.query_analysis.intent](pack, policy)
+
+
+def precheck_pack(pack: ContextPack, policy: GenerationPolicy) -> Answer | None:
+    """A refusal Answer when the pack is empty, under-confident or insufficient for the query type;
+    ``None`` when generation may go ahead."""
+    checks: list[CheckResult] = []
+    for check, status in (
+        (check_pack_not_empty, "insufficient_context"),
+        (check_confidence, "low_confidence"),
+        (check_evidence_sufficiency, "insufficient_context"),
+    ):
+        if check is check_evidence_sufficiency and not policy.check_sufficiency:
+            continue
+        result = check(pack, policy)
+        checks.append(result)
+        if not result.passed:
+            return refusal_answer(pack.query, status, result.reason_code or result.name,  # type: ignore[arg-type]
+                                  result.detail or result.name, policy, pack, tuple(checks))
+    return None

@@ -1,0 +1,253 @@
+"""Shared text units for grounding: sentences, content words, numbers and citation markers.
+
+Every check that compares an answer with its evidence goes through these functions, so the answer
+and the chunk text are always cut and normalised the same way.
+
+>>> split_sentences("Rs. 10,000 is the fine [A]. It applies.")
+['Rs. 10,000 is the fine [A].', 'It applies.']
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+__all__ = [
+    "CITATION_GROUP",
+    "STAGE_VERSION",
+    "STOPWORDS",
+    "META_WORDS",
+    "split_sentences",
+    "strip_citations",
+    "content_words",
+    "stem",
+    "numbers_in",
+    "normalise_space",
+    "is_meta_statement",
+    "evidence_words",
+    "evidence_numbers",
+]
+
+STAGE_VERSION = "text_units.v1"
+
+# One bracket holding one or more ids separated by "," or ";". Ids: letters, digits and _ . # - /
+_ID = r"[A-Za-z0-9_.#/\-]+"
+CITATION_GROUP = re.compile(rf"\[\s*({_ID}(?:\s*[,;]\s*{_ID})*)\s*\]")
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+# Function words plus attribution verbs ("according to [X]", "per [X]", "[X] states"): they carry no claim.
+STOPWORDS: frozenset[str] = frozenset(
+    """a about above after again against all also am an and any are as at be because been before being below
+    between both but by can could did do does doing down during each either few for from further had has have
+    having he her here hers herself him himself his how i if in into is it its itself just me more most my
+    myself neither no nor not now of off on once only or other our ours ourselves out over own same she should
+    so some such than that the their theirs them themselves then there these they this those through to too
+    under until up very was we were what when where which while who whom whose why will with would you your
+    yours yourself yourselves shall may must might upon unless whether whereas thereof therein thereto hereby
+    herein within without per according accordingly says say said states stated provides provided under
+    additionally further furthermore moreover also thus hence therefore however""".split()
+)
+
+# Words a meta-statement is made of ("Based on the evidence:"). A sentence made only of these (and
+# stopwords) makes no claim and needs no citation.
+META_WORDS: frozenset[str] = frozenset(
+    """based evidence evidences document documents source sources context provided following answer answers
+    summary summarise summarize question questions information retrieved text passage passages excerpt
+    excerpts here below above given follows follow relevant cited citation citations note""".split()
+)
+
+# Abbreviations after which a period does not end a sentence.
+_ABBREVIATIONS = frozenset(
+    """rs no nos sec secs s ss art arts cl cls e.g i.e viz etc vs v mr mrs ms dr prof st ltd co inc govt dept
+    fig figs eq eqs ch vol pp p para paras sch ord r rr u.s u.k""".split()
+)
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
+_CITATIONS_ONLY = re.compile(rf"^(?:\s*{CITATION_GROUP.pattern}\s*[.,;:]?)+\s*$")
+
+
+def normalise_space(text: str) -> str:
+    """Collapse every run of whitespace to one space and trim.
+
+    >>> normalise_space(" a\\n\\tb ")
+    'a b'
+    """
+    return " ".join(text.split())
+
+
+def _ends_with_abbreviation(piece: str) -> bool:
+    last = piece.rstrip().rsplit(None, 1)[-1] if piece.strip() else ""
+    token = last.rstrip(".").lower().lstrip("(\"'")
+    return token in _ABBREVIATIONS or (len(token) == 1 and token.isalpha())
+
+
+def split_sentences(text: str) -> list[str]:
+    """Cut text into sentences: at newlines and at . ! ? followed by a capital, digit or opening mark.
+
+    A period after an abbreviation ("Rs.", "Sec.", "e.g.") or a single letter does not end a sentence.
+    A fragment made only of citations ("[A].") is attached to the sentence before it.
+
+    >>> split_sentences("Cancellations are allowed within 30 days. [policy_a.pdf#section-3]")
+    ['Cancellations are allowed within 30 days. [policy_a.pdf#section-3]']
+    """
+    sentences: list[str] = []
+    for line in text.splitlines():
+        line = normalise_space(line)
+        if not line:
+            continue
+        pieces: list[str] = []
+        start = 0
+        for match in _SENTENCE_END.finditer(line):
+            candidate = line[start : match.start()]
+            if _ends_with_abbreviation(candidate.rstrip("\"')]")):
+                continue
+            pieces.append(line[start : match.end()].strip())
+            start = match.end()
+        pieces.append(line[start:].strip())
+        for piece in pieces:
+            if not piece:
+                continue
+            if sentences and _CITATIONS_ONLY.match(piece):
+                sentences[-1] = f"{sentences[-1]} {piece}"
+            else:
+                sentences.append(piece)
+    return sentences
+
+
+def strip_citations(text: str) -> str:
+    """The text with every citation bracket removed (what the claim itself says).
+
+    >>> strip_citations("Theft is punishable [IPC_379_0; IPC_378_0].")
+    'Theft is punishable .'
+    """
+    return CITATION_GROUP.sub(" ", text).replace("  ", " ").strip()
+
+
+_SUFFIXES = ("ations", "ation", "ments", "ment", "ings", "ing", "ables", "able", "ibles", "ible", "edly", "ed", "ies", "es", "s", "ly")
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """A light suffix stripper so "punished", "punishes" and "punishment" meet at "punish".
+
+    >>> stem("punished") == stem("punishment") == stem("punishes")
+    True
+    """
+    if word.isdigit() or len(word) <= 4:
+        return word
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            base = word[: -len(suffix)]
+            if suffix == "ies":
+                base += "y"
+            return base.rstrip("e") if len(base) > 4 else base
+    return word.rstrip("e") if len(word) > 4 else word
+
+
+def content_words(text: str) -> frozenset[str]:
+    """Stemmed, lower-cased words of the text that can carry a claim (no stopwords, no citations).
+
+    >>> sorted(content_words("According to [IPC_420_0], cheating is punished."))
+    ['cheat', 'punish']
+    """
+    plain = strip_citations(text).lower()
+    return frozenset(stem(w) for w in _WORD.findall(plain) if w not in STOPWORDS)
+
+
+_UNITS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19,
+}
+_TENS = {
+    "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
+    "ninety": 90,
+}
+_SCALES = {"hundred": 100, "thousand": 1_000, "lakh": 100_000, "lakhs": 100_000, "million": 1_000_000,
+           "crore": 10_000_000, "crores": 10_000_000, "billion": 1_000_000_000}
+# "one" is a pronoun as often as a number: it counts only before a unit or scale ("one year", "one lakh").
+_QUANTITY_NOUNS = frozenset(
+    """year years month months week weeks day days hour hours minute minutes rupee rupees paise percent
+    time times term terms member members person persons witness witnesses hundred thousand lakh lakhs crore
+    crores million billion""".split()
+)
+_NUMBER_TOKEN = re.compile(r"\d+(?:,\d+)*(?:\.\d+)?|[a-z]+")
+
+
+def numbers_in(text: str) -> frozenset[float]:
+    """Every quantity in the text as a number: digits ("10,000", "1,00,000", "2.5") and number words
+    ("seven", "twenty-one", "ten thousand", "two lakh"). Citations are ignored.
+
+    >>> sorted(numbers_in("Rs. 10,000 or ten thousand, for seven years under section 420 [IPC_420_0]"))
+    [7.0, 420.0, 10000.0]
+    """
+    tokens = _NUMBER_TOKEN.findall(strip_citations(text).lower().replace("-", " "))
+    found: set[float] = set()
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        if token[0].isdigit():
+            value = float(token.replace(",", ""))
+            # "2 lakh", "10 crore"
+            if i + 1 < len(tokens) and tokens[i + 1] in _SCALES:
+                value *= _SCALES[tokens[i + 1]]
+                i += 1
+            found.add(value)
+            i += 1
+            continue
+        if token in _UNITS or token in _TENS:
+            total, current, j = 0, 0, i
+            while j < len(tokens):
+                word = tokens[j]
+                if word in _UNITS:
+                    current += _UNITS[word]
+                elif word in _TENS:
+                    current += _TENS[word]
+                elif word in _SCALES and (current or total):
+                    scale = _SCALES[word]
+                    if scale == 100:
+                        current *= 100
+                    else:
+                        total += current * scale
+                        current = 0
+                elif word == "and" and j + 1 < len(tokens) and (tokens[j + 1] in _UNITS or tokens[j + 1] in _TENS) and current:
+                    pass
+                else:
+                    break
+                j += 1
+            value = total + current
+            is_lone_one = token == "one" and j == i + 1
+            next_word = tokens[j] if j < len(tokens) else ""
+            if not is_lone_one or next_word in _QUANTITY_NOUNS:
+                found.add(float(value))
+            i = j
+            continue
+        i += 1
+    return frozenset(found)
+
+
+_META_STEMS = frozenset(stem(w) for w in META_WORDS)
+
+
+def is_meta_statement(text: str) -> bool:
+    """True when the text makes no claim: only meta words ("Based on the evidence:") and no numbers.
+
+    >>> is_meta_statement("Based on the provided evidence:"), is_meta_statement("Theft is punishable.")
+    (True, False)
+    """
+    return content_words(text) <= _META_STEMS and not numbers_in(text)
+
+
+def _unbracket(text: str) -> str:
+    return text.replace("[", " ").replace("]", " ")
+
+
+def evidence_words(text: str) -> frozenset[str]:
+    """Content words of evidence text; brackets in a document are text there, not citations."""
+    return content_words(_unbracket(text))
+
+
+def evidence_numbers(text: str) -> frozenset[float]:
+    """Quantities in evidence text; brackets in a document are text there, not citations."""
+    return numbers_in(_unbracket(text))

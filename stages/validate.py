@@ -1,0 +1,408 @@
+"""Mechanical validation of a generator's text against the ContextPack it was given.
+
+The LLM is untrusted: its text becomes an answer only if every named check below passes. Any failure
+replaces the text with the policy's refusal sentence; the status and ``reason_code`` come from the first
+failing check in ``CHECK_ORDER``. Every check's result is kept in ``Answer.checks`` and, per sentence, in
+``Answer.sentences`` (sentence -> cited ids -> coverage -> checks).
+
+>>> extract_citations("See [IPC_420_0] and [policy_a.pdf#section-3; IPC_420_0].")
+('IPC_420_0', 'policy_a.pdf#section-3')
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from contracts.answer import (
+    Answer,
+    AnswerStatus,
+    CheckResult,
+    Citation,
+    DraftAnswer,
+    GenerationPolicy,
+    SentenceReport,
+)
+from contracts.errors import ContractViolationError
+from contracts.ingest import Chunk
+from contracts.retrieval import ContextPack
+from stages.injection import INJECTION_FLAG
+from stages.prompt import citable_ids, prompt_chunks
+from stages.text_units import (
+    CITATION_GROUP,
+    content_words,
+    evidence_numbers,
+    evidence_words,
+    is_meta_statement,
+    normalise_space,
+    numbers_in,
+    split_sentences,
+    strip_citations,
+)
+
+__all__ = [
+    "STAGE_VERSION",
+    "CHECK_ORDER",
+    "CHECK_STATUS",
+    "extract_citations",
+    "refusal_answer",
+    "validate_answer_text",
+    "validate_draft",
+    "check_refusal_not_mixed",
+    "check_indicator_phrases",
+    "check_has_citation",
+    "check_citations_in_pack",
+    "check_sentences_cited",
+    "check_has_factual_content",
+    "check_claim_coverage",
+    "check_numbers_supported",
+    "check_multi_chunk_completeness",
+    "check_length_ratio",
+]
+
+STAGE_VERSION = "validate.v1"
+
+# Answer-level check name -> (reason code, status when it fails). The order is the priority for status.
+CHECK_STATUS: dict[str, tuple[str, AnswerStatus]] = {
+    "refusal_not_mixed": ("refusal_with_claims", "insufficient_context"),
+    "indicator_phrases": ("hallucination_detected", "hallucination_detected"),
+    "has_citation": ("no_citation", "invalid_citations"),
+    "citations_in_pack": ("invalid_citations", "invalid_citations"),
+    "sentences_cited": ("uncited_sentence", "invalid_citations"),
+    "has_factual_content": ("empty_answer", "insufficient_context"),
+    "claim_coverage": ("low_coverage", "hallucination_detected"),
+    "numbers_supported": ("unsupported_number", "hallucination_detected"),
+    "multi_chunk_completeness": ("incomplete_citation", "invalid_citations"),
+    "length_ratio": ("length_ratio", "hallucination_detected"),
+}
+CHECK_ORDER: tuple[str, ...] = tuple(CHECK_STATUS)
+
+# An uncited chunk "supplies" a sentence when it covers at least this many of the words the cited chunks
+# leave uncovered, and at least this share of them.
+_COMPLETENESS_MIN_WORDS = 2
+_COMPLETENESS_MIN_SHARE = 0.5
+
+
+def extract_citations(text: str) -> tuple[str, ...]:
+    """Every id cited in ``text``: ``[A]``, ``[A, B]``, ``[A; B]``; ids may contain ``_ . # - /``.
+    Duplicates collapse; first-seen order. Malformed brackets (``[A B]``, ``[A``, ``[]``) cite nothing.
+
+    >>> extract_citations("[A, B] then [B; C] and [bad id] [D")
+    ('A', 'B', 'C')
+    """
+    seen: dict[str, None] = {}
+    for match in CITATION_GROUP.finditer(text):
+        for raw in re.split(r"[,;]", match.group(1)):
+            source_id = raw.strip()
+            if source_id:
+                seen.setdefault(source_id, None)
+    return tuple(seen)
+
+
+def refusal_answer(
+    query: str,
+    status: AnswerStatus,
+    reason_code: str,
+    reason: str,
+    policy: GenerationPolicy,
+    pack: ContextPack | None = None,
+    checks: tuple[CheckResult, ...] = (),
+) -> Answer:
+    """The refusal Answer: the policy's exact refusal sentence, no citations, with status and reason.
+
+    >>> refusal_answer("q", "insufficient_context", "empty_context", "nothing retrieved", GenerationPolicy()).answer
+    'I cannot answer based on the provided documents.'
+    """
+    return Answer(
+        query=query,
+        status=status,
+        answer=policy.refusal_text,
+        sources=pack.sources if pack is not None else (),
+        refusal_reason=reason,
+        reason_code=reason_code,
+        checks=checks,
+        confidence=pack.confidence if pack is not None else None,
+    )
+
+
+# --- evidence, precomputed once per validation -------------------------------------------------------
+
+
+@lru_cache(maxsize=4096)
+def _chunk_words(text: str) -> frozenset[str]:
+    return evidence_words(text)
+
+
+@lru_cache(maxsize=4096)
+def _chunk_numbers(text: str) -> frozenset[float]:
+    return evidence_numbers(text)
+
+
+@lru_cache(maxsize=4096)
+def _chunk_phrase_text(text: str) -> str:
+    return f" {normalise_space(re.sub(r'[^a-z0-9]+', ' ', text.lower()))} "
+
+
+@dataclass(frozen=True)
+class _Evidence:
+    chunks: dict[str, Chunk]
+    words: dict[str, frozenset[str]]
+    numbers: dict[str, frozenset[float]]
+    citable: frozenset[str]
+    context_chars: int
+
+
+def _evidence(pack: ContextPack, policy: GenerationPolicy) -> _Evidence:
+    shown = prompt_chunks(pack, policy)
+    words: dict[str, frozenset[str]] = {}
+    numbers: dict[str, frozenset[float]] = {}
+    for chunk in shown:
+        prov = chunk.provenance
+        # A section number is grounded by the chunk's provenance even when the text omits its heading.
+        heading = " ".join(x for x in (prov.section_id, prov.section_title) if x)
+        words[chunk.semantic_id] = _chunk_words(chunk.text) | _chunk_words(heading)
+        numbers[chunk.semantic_id] = _chunk_numbers(chunk.text) | _chunk_numbers(heading)
+    return _Evidence(
+        chunks={c.semantic_id: c for c in shown},
+        words=words,
+        numbers=numbers,
+        citable=citable_ids(pack, policy),
+        context_chars=sum(len(c.text) for c in shown),
+    )
+
+
+@lru_cache(maxsize=64)
+def _phrase_patterns(phrases: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    return tuple((p, f" {normalise_space(re.sub(r'[^a-z0-9]+', ' ', p.lower()))} ") for p in phrases if p.strip())
+
+
+# --- per-sentence analysis ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Sentence:
+    text: str
+    cited: tuple[str, ...]
+    valid_cited: tuple[str, ...]
+    words: frozenset[str]
+    exempt: bool
+    coverage: float | None
+    threshold: float
+    unsupported_numbers: tuple[float, ...]
+    supplied_by: tuple[str, ...]
+    indicator_phrases: tuple[str, ...]
+
+
+def _analyse(sentence: str, ev: _Evidence, policy: GenerationPolicy) -> _Sentence:
+    cited = extract_citations(sentence)
+    valid = tuple(i for i in cited if i in ev.citable)
+    words = content_words(sentence)
+    exempt = is_meta_statement(sentence)
+    threshold = policy.min_coverage * (policy.multi_citation_factor if len(valid) > 1 else 1.0)
+    cited_words: frozenset[str] = frozenset().union(*(ev.words[i] for i in valid)) if valid else frozenset()
+    coverage: float | None = None
+    unsupported: tuple[float, ...] = ()
+    supplied_by: tuple[str, ...] = ()
+    if valid and not exempt:
+        coverage = len(words & cited_words) / len(words) if words else 1.0
+        cited_numbers = frozenset().union(*(ev.numbers[i] for i in valid))
+        unsupported = tuple(sorted(numbers_in(sentence) - cited_numbers))
+        uncovered = words - cited_words
+        if len(uncovered) >= _COMPLETENESS_MIN_WORDS:
+            supplied_by = tuple(
+                other
+                for other, other_words in ev.words.items()
+                if other not in valid
+                and len(uncovered & other_words) >= _COMPLETENESS_MIN_WORDS
+                and len(uncovered & other_words) >= _COMPLETENESS_MIN_SHARE * len(uncovered)
+            )
+    phrase_text = _chunk_phrase_text(strip_citations(sentence))
+    evidence_text = " ".join(_chunk_phrase_text(ev.chunks[i].text) for i in valid)
+    found = tuple(
+        phrase
+        for phrase, padded in _phrase_patterns(tuple(policy.indicator_phrases))
+        if padded in phrase_text and padded not in evidence_text  # quoting the evidence is not speculation
+    )
+    return _Sentence(sentence, cited, valid, words, exempt, coverage, threshold, unsupported, supplied_by, found)
+
+
+def _sentence_report(s: _Sentence, policy: GenerationPolicy) -> SentenceReport:
+    checks = [
+        CheckResult(name="cited", passed=bool(s.cited) or s.exempt, reason_code=None if (s.cited or s.exempt) else "uncited_sentence"),
+        CheckResult(
+            name="citations_in_pack",
+            passed=len(s.valid_cited) == len(s.cited),
+            reason_code=None if len(s.valid_cited) == len(s.cited) else "invalid_citations",
+            detail=None if len(s.valid_cited) == len(s.cited) else ", ".join(i for i in s.cited if i not in s.valid_cited),
+        ),
+    ]
+    if s.coverage is not None:
+        ok = s.coverage >= s.threshold
+        checks.append(CheckResult(name="coverage", passed=ok, reason_code=None if ok else "low_coverage",
+                                  detail=f"{s.coverage:.2f} vs threshold {s.threshold:.2f}"))
+        if policy.check_numbers:
+            checks.append(CheckResult(name="numbers", passed=not s.unsupported_numbers,
+                                      reason_code="unsupported_number" if s.unsupported_numbers else None,
+                                      detail=", ".join(f"{n:g}" for n in s.unsupported_numbers) or None))
+        if policy.check_completeness:
+            checks.append(CheckResult(name="completeness", passed=not s.supplied_by,
+                                      reason_code="incomplete_citation" if s.supplied_by else None,
+                                      detail=("uses uncited " + ", ".join(s.supplied_by)) if s.supplied_by else None))
+    if s.indicator_phrases:
+        checks.append(CheckResult(name="indicator_phrases", passed=False, reason_code="hallucination_detected",
+                                  detail=", ".join(s.indicator_phrases)))
+    return SentenceReport(sentence=s.text, cited_ids=s.cited, coverage=s.coverage, exempt=s.exempt, checks=tuple(checks))
+
+
+# --- the named answer-level checks -------------------------------------------------------------------
+
+
+def _result(name: str, failures: list[str], passed_detail: str | None = None) -> CheckResult:
+    if failures:
+        return CheckResult(name=name, passed=False, reason_code=CHECK_STATUS[name][0], detail="; ".join(failures))
+    return CheckResult(name=name, passed=True, detail=passed_detail)
+
+
+def check_refusal_not_mixed(text: str, policy: GenerationPolicy) -> CheckResult:
+    """The refusal sentence must stand alone: refusing and claiming at once is not an answer."""
+    mixed = policy.refusal_text.strip().lower() in text.lower() and text.strip() != policy.refusal_text.strip()
+    return _result("refusal_not_mixed", ["the refusal sentence appears together with other text"] if mixed else [])
+
+
+def check_indicator_phrases(sentences: list[_Sentence]) -> CheckResult:
+    """No phrase signalling outside knowledge or speculation ("as we know", "I think"...) unless the cited
+    evidence itself contains it."""
+    found = sorted({p for s in sentences for p in s.indicator_phrases})
+    return _result("indicator_phrases", [f"answer contains hallucination indicator: '{p}'" for p in found])
+
+
+def check_has_citation(sentences: list[_Sentence]) -> CheckResult:
+    """At least one citation in the answer."""
+    return _result("has_citation", [] if any(s.cited for s in sentences) else ["answer contains no citations"])
+
+
+def check_citations_in_pack(sentences: list[_Sentence], pack: ContextPack) -> CheckResult:
+    """Every cited id is a citable source of the pack: exact match, never quarantined nor flagged."""
+    quarantined = set(pack.quarantined)
+    flagged = {c.semantic_id for c in pack.chunks if INJECTION_FLAG in c.flags}
+    failures: list[str] = []
+    for source_id in dict.fromkeys(i for s in sentences for i in s.cited if i not in s.valid_cited):
+        why = "quarantined" if source_id in quarantined else "flagged" if source_id in flagged else "not in the pack's sources"
+        failures.append(f"{source_id} ({why})")
+    return _result("citations_in_pack", [f"invalid citations: {', '.join(failures)}"] if failures else [])
+
+
+def check_sentences_cited(sentences: list[_Sentence]) -> CheckResult:
+    """Every factual sentence carries a citation (meta-statements such as "Based on the evidence:" exempt)."""
+    return _result("sentences_cited", [f"uncited sentence: {s.text!r}" for s in sentences if not s.cited and not s.exempt])
+
+
+def check_has_factual_content(sentences: list[_Sentence]) -> CheckResult:
+    """The answer states something: at least one sentence is not a meta-statement."""
+    return _result("has_factual_content", [] if any(not s.exempt for s in sentences) else ["answer states nothing"])
+
+
+def check_claim_coverage(sentences: list[_Sentence]) -> CheckResult:
+    """Each cited sentence's content words overlap its cited chunks by at least ``min_coverage``
+    (times ``multi_citation_factor`` when it cites several)."""
+    return _result(
+        "claim_coverage",
+        [f"coverage {s.coverage:.2f} < {s.threshold:.2f}: {s.text!r}" for s in sentences if s.coverage is not None and s.coverage < s.threshold],
+    )
+
+
+def check_numbers_supported(sentences: list[_Sentence], policy: GenerationPolicy) -> CheckResult:
+    """Every number, amount, duration, date and section number in a sentence appears in a chunk it cites
+    (words and digits normalised: "seven years" == "7 years")."""
+    if not policy.check_numbers:
+        return CheckResult(name="numbers_supported", passed=True, detail="disabled by policy")
+    return _result(
+        "numbers_supported",
+        [f"{', '.join(f'{n:g}' for n in s.unsupported_numbers)} not in {', '.join(s.valid_cited)}: {s.text!r}" for s in sentences if s.unsupported_numbers],
+    )
+
+
+def check_multi_chunk_completeness(sentences: list[_Sentence], policy: GenerationPolicy) -> CheckResult:
+    """A sentence whose uncovered content comes from a chunk it does not cite is flagged."""
+    if not policy.check_completeness:
+        return CheckResult(name="multi_chunk_completeness", passed=True, detail="disabled by policy")
+    return _result(
+        "multi_chunk_completeness",
+        [f"{s.text!r} uses uncited {', '.join(s.supplied_by)}" for s in sentences if s.supplied_by],
+    )
+
+
+def check_length_ratio(text: str, ev: _Evidence, policy: GenerationPolicy) -> CheckResult:
+    """The answer (citations removed) is not longer than ``max_length_ratio`` times the evidence it was given."""
+    answer_chars = len(strip_citations(text))
+    limit = policy.max_length_ratio * ev.context_chars
+    detail = f"{answer_chars} answer chars vs {ev.context_chars} context chars (max ratio {policy.max_length_ratio:g})"
+    return _result("length_ratio", [detail] if answer_chars > limit else [], passed_detail=detail)
+
+
+# --- entry points ------------------------------------------------------------------------------------
+
+
+def _citations(ids: tuple[str, ...], ev: _Evidence) -> tuple[Citation, ...]:
+    out = []
+    for source_id in ids:
+        chunk = ev.chunks[source_id]
+        prov = chunk.provenance
+        out.append(
+            Citation(
+                source_id=source_id, filename=prov.filename, page=prov.page, page_end=prov.page_end,
+                section_id=prov.section_id, section_title=prov.section_title, chunk_id=chunk.chunk_id,
+                doc_hash=prov.doc_hash,
+            )
+        )
+    return tuple(out)
+
+
+def validate_answer_text(text: str, pack: ContextPack, policy: GenerationPolicy, *, backend: str | None = None) -> Answer:
+    """Run every check on ``text`` against ``pack``: a ``success`` Answer carrying the text and resolved
+    citations, or the refusal sentence with the first failing check's status and reason code."""
+    stripped = text.strip()
+    if stripped == policy.refusal_text.strip():
+        refused = CheckResult(name="model_refused", passed=True, reason_code="model_refused")
+        answer = refusal_answer(pack.query, "insufficient_context", "model_refused",
+                                "the model found the evidence insufficient", policy, pack, (refused,))
+        return answer.model_copy(update={"backend": backend})
+    ev = _evidence(pack, policy)
+    sentences = [_analyse(s, ev, policy) for s in split_sentences(stripped)]
+    checks = (
+        check_refusal_not_mixed(stripped, policy),
+        check_indicator_phrases(sentences),
+        check_has_citation(sentences),
+        check_citations_in_pack(sentences, pack),
+        check_sentences_cited(sentences),
+        check_has_factual_content(sentences),
+        check_claim_coverage(sentences),
+        check_numbers_supported(sentences, policy),
+        check_multi_chunk_completeness(sentences, policy),
+        check_length_ratio(stripped, ev, policy),
+    )
+    reports = tuple(_sentence_report(s, policy) for s in sentences)
+    failed = next((c for c in checks if not c.passed), None)
+    if failed is not None:
+        reason_code, status = CHECK_STATUS[failed.name]
+        answer = refusal_answer(pack.query, status, reason_code, failed.detail or failed.name, policy, pack, checks)
+        return answer.model_copy(update={"sentences": reports, "backend": backend})
+    return Answer(
+        query=pack.query,
+        status="success",
+        answer=stripped,
+        citations=_citations(extract_citations(stripped), ev),
+        sources=pack.sources,
+        checks=checks,
+        sentences=reports,
+        confidence=pack.confidence,
+        backend=backend,
+    )
+
+
+def validate_draft(draft: DraftAnswer, pack: ContextPack, policy: GenerationPolicy) -> Answer:
+    """Validate a generator's draft against the pack it was generated from (the raw text stays in the draft)."""
+    if draft.query != pack.query:
+        raise ContractViolationError(f"draft answers {draft.query!r} but the pack is for {pack.query!r}")
+    return validate_answer_text(draft.raw_text, pack, policy, backend=draft.backend)

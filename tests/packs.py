@@ -1,0 +1,81 @@
+"""Small builders for Chunks and ContextPacks, straight from the contracts (grounding tests use them)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from contracts._base import sha256_text
+from contracts.ingest import Chunk, ChunkProvenance
+from contracts.retrieval import ContextPack, QueryAnalysis, QueryIntent
+
+__all__ = ["make_chunk", "make_pack", "IPC_420", "IPC_379", "MWA_2", "AP_95", "AP_97"]
+
+IPC_420 = (
+    "Section 420 IPC - Cheating and dishonestly inducing delivery of property. Whoever cheats and thereby "
+    "dishonestly induces the person deceived to deliver any property to any person shall be punished with "
+    "imprisonment of either description for a term which may extend to seven years, and shall also be liable to fine."
+)
+IPC_379 = (
+    "Section 379. Punishment for theft. Whoever commits theft shall be punished with imprisonment of either "
+    "description for a term which may extend to three years, or with fine, or with both."
+)
+MWA_2 = (
+    "Section 2. Definitions. In this Act, unless there is anything repugnant in the subject or context, "
+    '(e) "employer" means any person who employs, whether directly or through another person, or whether on '
+    "behalf of himself or any other person, one or more employees in any scheduled employment."
+)
+AP_95 = (
+    "An arithmetic progression is a list of numbers in which each term is obtained by adding a fixed number "
+    "to the preceding term except the first term. This fixed number is called the common difference of the AP. "
+    "It is denoted by d."
+)
+AP_97 = (
+    "The nth term an of the AP with first term a and common difference d is given by an = a + (n - 1) d. "
+    "This is called the general term of the AP."
+)
+
+
+def make_chunk(
+    semantic_id: str,
+    text: str,
+    *,
+    filename: str = "doc.pdf",
+    page: int = 1,
+    section_id: str | None = None,
+    section_title: str | None = None,
+    flags: tuple[str, ...] = (),
+) -> Chunk:
+    doc_code = semantic_id.split("_")[0]
+    return Chunk(
+        semantic_id=semantic_id,
+        chunk_id=sha256_text(f"{semantic_id}\n{text}"),
+        content_sha256=sha256_text(text),
+        text=text,
+        provenance=ChunkProvenance(
+            doc_hash=sha256_text(filename), filename=filename, doc_code=doc_code, page=page, page_end=page,
+            char_start=0, char_end=len(text), section_id=section_id, section_title=section_title,
+            origin="text_layer", tenant_id="t", project_id="p",
+        ),
+        flags=flags,
+    )
+
+
+def make_pack(
+    query: str,
+    chunks: Sequence[Chunk],
+    *,
+    intent: QueryIntent = "general",
+    confidence: float = 0.9,
+    quarantined: tuple[str, ...] = (),
+    keywords: tuple[str, ...] = (),
+    expansions: tuple[str, ...] = (),
+) -> ContextPack:
+    return ContextPack(
+        query=query,
+        query_analysis=QueryAnalysis(intent=intent, keywords=keywords, expansions=expansions),
+        context_text="\n\n".join(f"[{c.semantic_id}]\n{c.text}" for c in chunks),
+        sources=tuple(c.semantic_id for c in chunks),
+        chunks=tuple(chunks),
+        confidence=confidence,
+        quarantined=quarantined,
+    )
