@@ -175,7 +175,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
     except (ValueError, KeyError):
         text = raw
     chunks_text = Path(args.chunks).read_text(encoding="utf-8").strip()
-    result = RetrievalResult.model_validate_json(chunks_text.splitlines()[0] if chunks_text.startswith("{") and "\n" in chunks_text else chunks_text)
+    try:
+        result = RetrievalResult.model_validate_json(chunks_text)
+    except ValueError:
+        # `retrieve --questions FILE --json` writes one result per line: validate against the first.
+        result = RetrievalResult.model_validate_json(chunks_text.splitlines()[0])
     policy = GenerationPolicy(**({"refusal_text": args.refusal_text} if args.refusal_text else {}))
     # Validation judges the answer against everything that was retrieved: no budget trimming here.
     pack = build_context_pack(result, RetrieveConfig(top_k=max(1, len(result.results)), pack_token_budget=10**6), policy)
