@@ -1,0 +1,178 @@
+"""Chunking: cleaned text to citable chunks with semantic ids and provenance down to page and character.
+
+Each section is split on its own (a chunk never crosses a section boundary) by langchain-text-splitters'
+``RecursiveCharacterTextSplitter`` (paragraph, line, word, character), sized in the MiniLM tokenizer's tokens
+(``stages.tokens.count_tokens``). A section that already fits is one chunk without calling the splitter.
+Text before the first section, or the whole text of a document without sections, is split the same way.
+
+Semantic ids: ``<DocCode>_<SectionId>_<n>`` with ``n`` counting the chunks of that section from 0
+(``IPC_420_0``); ``<DocCode>_p<page>_<n>`` for text outside any section, ``n`` counting per start page.
+Section ids are unique inside a document (``find_sections`` suffixes repeats with ``#2``), so ids are too.
+``chunk_id`` is the sha256 of the canonical JSON of ``{"text", "provenance"}`` (not of the semantic id, which
+``resolve_id_clashes`` may rename); ``content_sha256`` is the sha256 of the text alone.
+
+Invariant: ``doc.text[c.provenance.char_start:c.provenance.char_end] == c.text`` for every chunk.
+
+>>> from contracts.ingest import CleanedDocument, PageSpan
+>>> from stages.extract import make_source_document
+>>> from stages.structure import find_sections
+>>> text = "420. Cheating.—Whoever cheats shall be punished."
+>>> doc = CleanedDocument(source=make_source_document("ipc.txt", b"x"), text=text,
+...     page_spans=(PageSpan(page=1, char_start=0, char_end=len(text), origin="text_file"),),
+...     sections=find_sections(text))
+>>> [c.semantic_id for c in chunk_document(doc, ChunkConfig()).chunks]
+['IPC_420_0']
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import Counter
+from functools import lru_cache
+
+from contracts._base import content_sha256, sha256_text
+from contracts.config import ChunkConfig
+from contracts.errors import StageInvariantError
+from contracts.ingest import Chunk, ChunkProvenance, ChunkSet, CleanedDocument, PageSpan, Section
+from stages.tokens import count_tokens
+
+__all__ = ["STAGE_VERSION", "chunk_document", "resolve_id_clashes"]
+
+STAGE_VERSION = "chunk.v1"
+
+
+@lru_cache(maxsize=8)
+def _splitter(chunk_tokens: int, overlap_tokens: int):  # -> RecursiveCharacterTextSplitter
+    from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+    return RecursiveCharacterTextSplitter(
+        chunk_size=chunk_tokens,
+        chunk_overlap=min(overlap_tokens, chunk_tokens // 2),
+        length_function=count_tokens,
+        separators=["\n\n", "\n", " ", ""],
+        keep_separator=True,  # pieces stay exact substrings of the section, so offsets can be found
+        strip_whitespace=True,
+    )
+
+
+def _split(text: str, cfg: ChunkConfig) -> list[tuple[int, int]]:
+    """[start, end) offsets inside ``text`` of its chunks, surrounding whitespace excluded."""
+    stripped = text.strip()
+    if not stripped:
+        return []
+    lead = len(text) - len(text.lstrip())
+    if len(stripped) <= cfg.chunk_tokens or count_tokens(stripped) <= cfg.chunk_tokens:
+        return [(lead, lead + len(stripped))]
+    spans: list[tuple[int, int]] = []
+    search_from = 0
+    for piece in _splitter(cfg.chunk_tokens, cfg.overlap_tokens).split_text(text):
+        piece = piece.strip()
+        if not piece:
+            continue
+        start = text.find(piece, search_from)
+        if start < 0:
+            raise StageInvariantError(f"a split piece was not found in its section text: {piece[:60]!r}")
+        spans.append((start, start + len(piece)))
+        search_from = start + 1
+    return spans
+
+
+class _PageMap:
+    """Cleaned-text offset -> page span, by binary search over the non-empty page spans."""
+
+    def __init__(self, spans: tuple[PageSpan, ...]) -> None:
+        self._spans = [s for s in spans if s.char_end > s.char_start]
+        self._starts = [s.char_start for s in self._spans]
+
+    def at(self, offset: int) -> PageSpan:
+        i = bisect.bisect_right(self._starts, offset) - 1
+        return self._spans[max(i, 0)]
+
+    def between(self, start: int, end: int) -> list[PageSpan]:
+        first = max(bisect.bisect_right(self._starts, start) - 1, 0)
+        last = max(bisect.bisect_right(self._starts, max(end - 1, start)) - 1, 0)
+        return self._spans[first : last + 1]
+
+
+def _segments(doc: CleanedDocument, cfg: ChunkConfig) -> list[tuple[int, int, Section | None]]:
+    if not cfg.respect_sections or not doc.sections:
+        return [(0, len(doc.text), None)]
+    ordered = sorted(doc.sections, key=lambda s: s.char_start)
+    segments: list[tuple[int, int, Section | None]] = []
+    cursor = 0
+    for section in ordered:
+        if section.char_start > cursor:
+            segments.append((cursor, section.char_start, None))
+        start = max(section.char_start, cursor)
+        if section.char_end > start:
+            segments.append((start, section.char_end, section))
+        cursor = max(cursor, section.char_end)
+    if cursor < len(doc.text):
+        segments.append((cursor, len(doc.text), None))
+    return segments
+
+
+def chunk_document(doc: CleanedDocument, cfg: ChunkConfig) -> ChunkSet:
+    """Split a cleaned document into chunks with semantic ids and full provenance (see the module docstring)."""
+    source = doc.source
+    pages = _PageMap(doc.page_spans)
+    counters: Counter[str] = Counter()
+    chunks: list[Chunk] = []
+    if not doc.page_spans or not doc.text.strip():
+        return ChunkSet(source=source, chunks=())
+    for seg_start, seg_end, section in _segments(doc, cfg):
+        for rel_start, rel_end in _split(doc.text[seg_start:seg_end], cfg):
+            start, end = seg_start + rel_start, seg_start + rel_end
+            text = doc.text[start:end]
+            spanned = pages.between(start, end)
+            first_page = spanned[0]
+            key = section.section_id if section is not None else f"p{first_page.page}"
+            semantic_id = f"{source.doc_code}_{key}_{counters[key]}"
+            counters[key] += 1
+            confidences = [s.ocr_confidence for s in spanned if s.ocr_confidence is not None]
+            provenance = ChunkProvenance(
+                doc_hash=source.sha256, filename=source.filename, doc_code=source.doc_code,
+                page=first_page.page, page_end=spanned[-1].page, char_start=start, char_end=end,
+                section_id=section.section_id if section is not None else None,
+                section_title=section.title if section is not None else None,
+                origin=first_page.origin,
+                # The weakest page's confidence: a chunk is only as legible as its worst page.
+                ocr_confidence=min(confidences) if confidences else None,
+                tenant_id=source.tenant_id, project_id=source.project_id,
+            )
+            chunks.append(
+                Chunk(
+                    semantic_id=semantic_id,
+                    chunk_id=content_sha256({"text": text, "provenance": provenance.model_dump(mode="json")}),
+                    content_sha256=sha256_text(text), text=text, provenance=provenance,
+                )
+            )
+    return ChunkSet(source=source, chunks=tuple(chunks))
+
+
+def resolve_id_clashes(chunk_set: ChunkSet, taken: frozenset[str]) -> ChunkSet:
+    """Rename semantic ids already used by other documents: ``X`` becomes ``X.2`` (or ``.3``... the first free),
+    in chunk order, so the result is the same for the same inputs. Each rename is recorded as ``"old->new"``.
+
+    Example: with ``taken={"IPC_420_0"}`` a chunk ``IPC_420_0`` becomes ``IPC_420_0.2`` and ``id_clashes`` gains
+    ``"IPC_420_0->IPC_420_0.2"``; chunk ids and texts are unchanged.
+    """
+    own = {c.semantic_id for c in chunk_set.chunks}
+    used = set(taken) | own
+    renamed: list[Chunk] = []
+    clashes: list[str] = list(chunk_set.id_clashes)
+    for chunk in chunk_set.chunks:
+        if chunk.semantic_id not in taken:
+            renamed.append(chunk)
+            continue
+        n = 2
+        while f"{chunk.semantic_id}.{n}" in used:
+            n += 1
+        new_id = f"{chunk.semantic_id}.{n}"
+        used.add(new_id)
+        clashes.append(f"{chunk.semantic_id}->{new_id}")
+        renamed.append(chunk.model_copy(update={"semantic_id": new_id}))
+    if len(clashes) == len(chunk_set.id_clashes):
+        return chunk_set
+    return chunk_set.model_copy(update={"chunks": tuple(renamed), "id_clashes": tuple(clashes)})
+

@@ -1,0 +1,172 @@
+"""Cleaning: normalised text of a whole document, a map back to its pages, and its recovered sections.
+
+Per page: Unicode normalisation (NFKC by default: ligatures such as "ﬁ" become "fi", no-break spaces become
+spaces), soft hyphens and zero-width characters dropped, line ends unified, spaces collapsed, blank-line runs
+cut to one paragraph break. Across pages: running headers, footers and page numbers are found as lines that
+recur (numbers normalised to ``#``) in the top or bottom three lines of at least ``cfg.min_repeat_ratio`` of
+the pages (of all pages, or of the odd or the even pages, for books with facing headers), at least three times,
+and are removed there (never a line that reads as a heading); ``removed_lines`` lists the first line removed
+under each such pattern (so "49" stands for all page numbers). Words hyphenated across a line break are joined ("employ-\\nment" -> "employment"), keeping
+the hyphen when the document itself writes the compound with one elsewhere ("sub-\\nsection" -> "sub-section").
+
+Pages are joined with one newline; ``page_spans[i]`` gives page i's slice of ``text``. Sections come from
+``stages.structure.find_sections``, except for JSON statute records, where each record page is one section
+(level ``record``) with the record's own id.
+
+>>> from contracts.ingest import ExtractedDocument, PageText
+>>> from stages.extract import make_source_document
+>>> src = make_source_document("a.txt", b"x")
+>>> doc = ExtractedDocument(source=src, pages=(PageText(page=1, text="The ﬁrst employ-\\nment rule.", origin="text_file"),))
+>>> clean_document(doc, CleanConfig()).text
+'The first employment rule.'
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter, defaultdict
+
+from contracts.config import CleanConfig
+from contracts.ingest import CleanedDocument, ExtractedDocument, PageSpan, PageText, Section
+from stages.structure import find_sections, heading_like
+
+__all__ = ["STAGE_VERSION", "clean_document", "normalise_page_text"]
+
+STAGE_VERSION = "clean.v1"
+
+_ZONE_LINES = 3
+_MIN_REPEATS = 3
+_DROP_CHARS = dict.fromkeys(map(ord, "\u00ad\u200b\u200c\u200d\u2060\ufeff"), None)
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
+_SPACES = re.compile(r"[ \t\u00a0\u2000-\u200a\u202f\u205f\u3000]+")
+_BLANK_RUNS = re.compile(r"\n{3,}")
+_HYPHEN_BREAK = re.compile(r"([A-Za-z]*[a-z])-\n([a-z][A-Za-z]*)")
+_INLINE_COMPOUND = re.compile(r"\b([A-Za-z]*[a-z])-([a-z][A-Za-z]*)\b")
+_DIGITS = re.compile(r"\d+")
+
+
+def normalise_page_text(text: str, unicode_form: str = "NFKC") -> str:
+    """One page's text with Unicode, control characters, spaces and blank lines normalised.
+
+    >>> normalise_page_text("a\\u00a0 b\\r\\n\\n\\n\\nc\\u00ad d  ")
+    'a b\\n\\nc d'
+    """
+    text = unicodedata.normalize(unicode_form, text).translate(_DROP_CHARS)
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\f", "\n").replace("\v", "\n")
+    text = _CONTROL.sub("", text)
+    lines = [_SPACES.sub(" ", line).strip() for line in text.split("\n")]
+    return _BLANK_RUNS.sub("\n\n", "\n".join(lines)).strip()
+
+
+def _line_key(line: str) -> str:
+    return _DIGITS.sub("#", line.lower()).strip()
+
+
+def _zone_indices(lines: list[str]) -> list[int]:
+    filled = [i for i, line in enumerate(lines) if line.strip()]
+    return sorted(set(filled[:_ZONE_LINES] + filled[-_ZONE_LINES:]))
+
+
+def _running_line_keys(pages: list[list[str]], ratio: float) -> set[str]:
+    """Keys of lines recurring in the top/bottom zones of enough pages (all, odd or even pages)."""
+    n_pages = len(pages)
+    if n_pages < _MIN_REPEATS:
+        return set()
+    pages_with_key: dict[str, set[int]] = defaultdict(set)
+    for index, lines in enumerate(pages):
+        for i in _zone_indices(lines):
+            key = _line_key(lines[i])
+            if key and not heading_like(lines[i]):
+                pages_with_key[key].add(index)
+    groups = [range(n_pages), range(0, n_pages, 2), range(1, n_pages, 2)]
+    running: set[str] = set()
+    for key, found in pages_with_key.items():
+        for group in groups:
+            size = len(group)
+            hits = sum(1 for i in group if i in found)
+            if size >= _MIN_REPEATS and hits >= _MIN_REPEATS and hits >= ratio * size:
+                running.add(key)
+                break
+    return running
+
+
+def _dehyphenate(text: str, compounds: set[str]) -> str:
+    def join(m: re.Match[str]) -> str:
+        left, right = m.group(1), m.group(2)
+        if f"{left}-{right}".lower() in compounds:
+            return f"{left}-{right}"
+        return left + right
+
+    return _HYPHEN_BREAK.sub(join, text)
+
+
+def clean_document(doc: ExtractedDocument, cfg: CleanConfig) -> CleanedDocument:
+    """Normalise a document's pages into one text with page spans, removed running lines and sections.
+
+    >>> from contracts.ingest import ExtractedDocument, PageText
+    >>> from stages.extract import make_source_document
+    >>> bodies = ["Alpha.", "Beta.", "Gamma.", "Delta."]
+    >>> pages = tuple(PageText(page=i, text=f"ACT HEADER\\n{b}\\n{i}", origin="text_file") for i, b in enumerate(bodies, 1))
+    >>> out = clean_document(ExtractedDocument(source=make_source_document("a.txt", b"x"), pages=pages), CleanConfig())
+    >>> out.text, out.removed_lines
+    ('Alpha.\\nBeta.\\nGamma.\\nDelta.', ('ACT HEADER', '1'))
+    """
+    page_lines = [normalise_page_text(p.text, cfg.unicode_form).split("\n") for p in doc.pages]
+    removed: dict[str, str] = {}  # key -> first line removed under it
+    if cfg.strip_running_lines and not any(p.origin == "json_record" for p in doc.pages):
+        running = _running_line_keys(page_lines, cfg.min_repeat_ratio)
+        if running:
+            for lines in page_lines:
+                for i in _zone_indices(lines):
+                    if _line_key(lines[i]) in running:
+                        removed.setdefault(_line_key(lines[i]), lines[i])
+                        lines[i] = ""
+    page_texts = [_BLANK_RUNS.sub("\n\n", "\n".join(lines)).strip() for lines in page_lines]
+    if cfg.dehyphenate:
+        compounds = Counter(
+            f"{a}-{b}".lower() for text in page_texts for a, b in _INLINE_COMPOUND.findall(text)
+        )
+        page_texts = [_dehyphenate(text, set(compounds)) for text in page_texts]
+
+    parts: list[str] = []
+    spans: list[PageSpan] = []
+    offset = 0
+    for page, text in zip(doc.pages, page_texts, strict=True):
+        if text and parts:
+            parts.append("\n")
+            offset += 1
+        spans.append(
+            PageSpan(page=page.page, char_start=offset, char_end=offset + len(text), origin=page.origin,
+                     ocr_confidence=page.ocr_confidence)
+        )
+        if text:
+            parts.append(text)
+            offset += len(text)
+    full_text = "".join(parts)
+
+    if doc.pages and all(p.origin == "json_record" for p in doc.pages):
+        sections = _record_sections(doc.pages, spans)
+    else:
+        sections = find_sections(full_text)
+    return CleanedDocument(
+        source=doc.source, text=full_text, page_spans=tuple(spans), sections=sections,
+        removed_lines=tuple(removed.values()),
+    )
+
+
+def _record_sections(pages: tuple[PageText, ...], spans: list[PageSpan]) -> tuple[Section, ...]:
+    """One section per JSON record page, ids made unique with ``#2``, ``#3``... like ``find_sections``."""
+    seen: Counter[str] = Counter()
+    sections: list[Section] = []
+    for page, span in zip(pages, spans, strict=True):
+        if span.char_end <= span.char_start:
+            continue
+        base = page.section_id or f"p{page.page}"
+        seen[base] += 1
+        section_id = base if seen[base] == 1 else f"{base}#{seen[base]}"
+        sections.append(
+            Section(section_id=section_id, title=page.section_title, level="record",
+                    char_start=span.char_start, char_end=span.char_end)
+        )
+    return tuple(sections)
