@@ -10,6 +10,8 @@ from contracts._base import Contract
 
 __all__ = [
     "DEFAULT_REFUSAL",
+    "DEFAULT_INDICATOR_PHRASES",
+    "DEFAULT_KEY_TERMS",
     "AnswerStatus",
     "GenerationPolicy",
     "CheckResult",
@@ -50,6 +52,34 @@ DEFAULT_INDICATOR_PHRASES: tuple[str, ...] = (
     "probably",
     "in my opinion",
     "as an ai",
+    "commonly known",
+    "it is likely",
+    "presumably",
+)
+
+# Words whose presence changes what a claim says (penalty kinds, negation, limits): a sentence may use one
+# only if a chunk it cites uses it too, however high its word overlap ("the punishment is death").
+DEFAULT_KEY_TERMS: tuple[str, ...] = (
+    "death",
+    "life",
+    "imprisonment",
+    "fine",
+    "rigorous",
+    "transportation",
+    "forfeiture",
+    "whipping",
+    "bailable",
+    "cognizable",
+    "compoundable",
+    "not",
+    "never",
+    "no",
+    "cannot",
+    "neither",
+    "nor",
+    "minimum",
+    "maximum",
+    "exceed",
 )
 
 
@@ -71,6 +101,9 @@ class GenerationPolicy(Contract):
     quarantine_flagged: bool = True
     max_answer_sentences: int = Field(default=4, gt=0)
     """Upper bound on sentences the extractive backend composes."""
+    check_key_terms: bool = True
+    key_terms: tuple[str, ...] = DEFAULT_KEY_TERMS
+    """Claim-changing words a sentence may use only when a chunk it cites uses them too."""
 
 
 class CheckResult(Contract):

@@ -26,6 +26,7 @@ __all__ = [
     "is_meta_statement",
     "evidence_words",
     "evidence_numbers",
+    "word_stems",
 ]
 
 STAGE_VERSION = "text_units.v1"
@@ -251,3 +252,12 @@ def evidence_words(text: str) -> frozenset[str]:
 def evidence_numbers(text: str) -> frozenset[float]:
     """Quantities in evidence text; brackets in a document are text there, not citations."""
     return numbers_in(_unbracket(text))
+
+
+def word_stems(text: str) -> frozenset[str]:
+    """Every stemmed word of the text, stopwords included ("not" matters here); brackets read as text.
+
+    >>> sorted(word_stems("Not punishable [A]"))
+    ['a', 'not', 'punish']
+    """
+    return frozenset(stem(w) for w in _WORD.findall(_unbracket(text).lower()))

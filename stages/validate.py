@@ -38,7 +38,9 @@ from stages.text_units import (
     normalise_space,
     numbers_in,
     split_sentences,
+    stem,
     strip_citations,
+    word_stems,
 )
 
 __all__ = [
@@ -57,6 +59,7 @@ __all__ = [
     "check_has_factual_content",
     "check_claim_coverage",
     "check_numbers_supported",
+    "check_key_terms_supported",
     "check_multi_chunk_completeness",
     "check_length_ratio",
 ]
@@ -73,6 +76,7 @@ CHECK_STATUS: dict[str, tuple[str, AnswerStatus]] = {
     "has_factual_content": ("empty_answer", "insufficient_context"),
     "claim_coverage": ("low_coverage", "hallucination_detected"),
     "numbers_supported": ("unsupported_number", "hallucination_detected"),
+    "key_terms_supported": ("unsupported_key_term", "hallucination_detected"),
     "multi_chunk_completeness": ("incomplete_citation", "invalid_citations"),
     "length_ratio": ("length_ratio", "hallucination_detected"),
 }
@@ -144,11 +148,22 @@ def _chunk_phrase_text(text: str) -> str:
     return f" {normalise_space(re.sub(r'[^a-z0-9]+', ' ', text.lower()))} "
 
 
+@lru_cache(maxsize=4096)
+def _chunk_stems(text: str) -> frozenset[str]:
+    return word_stems(text)
+
+
+@lru_cache(maxsize=64)
+def _key_stems(terms: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(stem(t.lower()) for t in terms if t.strip())
+
+
 @dataclass(frozen=True)
 class _Evidence:
     chunks: dict[str, Chunk]
     words: dict[str, frozenset[str]]
     numbers: dict[str, frozenset[float]]
+    key_terms: dict[str, frozenset[str]]
     citable: frozenset[str]
     context_chars: int
 
@@ -157,16 +172,20 @@ def _evidence(pack: ContextPack, policy: GenerationPolicy) -> _Evidence:
     shown = prompt_chunks(pack, policy)
     words: dict[str, frozenset[str]] = {}
     numbers: dict[str, frozenset[float]] = {}
+    key_terms: dict[str, frozenset[str]] = {}
+    keys = _key_stems(tuple(policy.key_terms))
     for chunk in shown:
         prov = chunk.provenance
         # A section number is grounded by the chunk's provenance even when the text omits its heading.
         heading = " ".join(x for x in (prov.section_id, prov.section_title) if x)
         words[chunk.semantic_id] = _chunk_words(chunk.text) | _chunk_words(heading)
         numbers[chunk.semantic_id] = _chunk_numbers(chunk.text) | _chunk_numbers(heading)
+        key_terms[chunk.semantic_id] = (_chunk_stems(chunk.text) | _chunk_stems(heading)) & keys
     return _Evidence(
         chunks={c.semantic_id: c for c in shown},
         words=words,
         numbers=numbers,
+        key_terms=key_terms,
         citable=citable_ids(pack, policy),
         context_chars=sum(len(c.text) for c in shown),
     )
@@ -190,6 +209,7 @@ class _Sentence:
     coverage: float | None
     threshold: float
     unsupported_numbers: tuple[float, ...]
+    unsupported_terms: tuple[str, ...]
     supplied_by: tuple[str, ...]
     indicator_phrases: tuple[str, ...]
 
@@ -203,11 +223,15 @@ def _analyse(sentence: str, ev: _Evidence, policy: GenerationPolicy) -> _Sentenc
     cited_words: frozenset[str] = frozenset().union(*(ev.words[i] for i in valid)) if valid else frozenset()
     coverage: float | None = None
     unsupported: tuple[float, ...] = ()
+    unsupported_terms: tuple[str, ...] = ()
     supplied_by: tuple[str, ...] = ()
     if valid and not exempt:
         coverage = len(words & cited_words) / len(words) if words else 1.0
         cited_numbers = frozenset().union(*(ev.numbers[i] for i in valid))
         unsupported = tuple(sorted(numbers_in(sentence) - cited_numbers))
+        cited_keys = frozenset().union(*(ev.key_terms[i] for i in valid))
+        sentence_keys = word_stems(strip_citations(sentence)) & _key_stems(tuple(policy.key_terms))
+        unsupported_terms = tuple(sorted(sentence_keys - cited_keys))
         uncovered = words - cited_words
         if len(uncovered) >= _COMPLETENESS_MIN_WORDS:
             supplied_by = tuple(
@@ -224,7 +248,8 @@ def _analyse(sentence: str, ev: _Evidence, policy: GenerationPolicy) -> _Sentenc
         for phrase, padded in _phrase_patterns(tuple(policy.indicator_phrases))
         if padded in phrase_text and padded not in evidence_text  # quoting the evidence is not speculation
     )
-    return _Sentence(sentence, cited, valid, words, exempt, coverage, threshold, unsupported, supplied_by, found)
+    return _Sentence(sentence, cited, valid, words, exempt, coverage, threshold, unsupported, unsupported_terms,
+                     supplied_by, found)
 
 
 def _sentence_report(s: _Sentence, policy: GenerationPolicy) -> SentenceReport:
@@ -245,6 +270,10 @@ def _sentence_report(s: _Sentence, policy: GenerationPolicy) -> SentenceReport:
             checks.append(CheckResult(name="numbers", passed=not s.unsupported_numbers,
                                       reason_code="unsupported_number" if s.unsupported_numbers else None,
                                       detail=", ".join(f"{n:g}" for n in s.unsupported_numbers) or None))
+        if policy.check_key_terms:
+            checks.append(CheckResult(name="key_terms", passed=not s.unsupported_terms,
+                                      reason_code="unsupported_key_term" if s.unsupported_terms else None,
+                                      detail=", ".join(s.unsupported_terms) or None))
         if policy.check_completeness:
             checks.append(CheckResult(name="completeness", passed=not s.supplied_by,
                                       reason_code="incomplete_citation" if s.supplied_by else None,
@@ -323,6 +352,17 @@ def check_numbers_supported(sentences: list[_Sentence], policy: GenerationPolicy
     )
 
 
+def check_key_terms_supported(sentences: list[_Sentence], policy: GenerationPolicy) -> CheckResult:
+    """Claim-changing words (penalty kinds, negation, limits: ``policy.key_terms``) in a sentence appear in a
+    chunk it cites: "the punishment is death" cited to a chunk without "death" fails, whatever its overlap."""
+    if not policy.check_key_terms:
+        return CheckResult(name="key_terms_supported", passed=True, detail="disabled by policy")
+    return _result(
+        "key_terms_supported",
+        [f"'{', '.join(s.unsupported_terms)}' not in {', '.join(s.valid_cited)}: {s.text!r}" for s in sentences if s.unsupported_terms],
+    )
+
+
 def check_multi_chunk_completeness(sentences: list[_Sentence], policy: GenerationPolicy) -> CheckResult:
     """A sentence whose uncovered content comes from a chunk it does not cite is flagged."""
     if not policy.check_completeness:
@@ -379,6 +419,7 @@ def validate_answer_text(text: str, pack: ContextPack, policy: GenerationPolicy,
         check_has_factual_content(sentences),
         check_claim_coverage(sentences),
         check_numbers_supported(sentences, policy),
+        check_key_terms_supported(sentences, policy),
         check_multi_chunk_completeness(sentences, policy),
         check_length_ratio(stripped, ev, policy),
     )

@@ -8,7 +8,7 @@ from contracts._base import sha256_text
 from contracts.ingest import Chunk, ChunkProvenance
 from contracts.retrieval import ContextPack, QueryAnalysis, QueryIntent
 
-__all__ = ["make_chunk", "make_pack", "IPC_420", "IPC_379", "MWA_2", "AP_95", "AP_97"]
+__all__ = ["make_chunk", "make_pack", "answer_with", "IPC_420", "IPC_379", "MWA_2", "AP_95", "AP_97"]
 
 IPC_420 = (
     "Section 420 IPC - Cheating and dishonestly inducing delivery of property. Whoever cheats and thereby "
@@ -79,3 +79,15 @@ def make_pack(
         confidence=confidence,
         quarantined=quarantined,
     )
+
+
+def answer_with(pack: ContextPack, llm, policy):  # noqa: ANN001, ANN201 - test helper
+    """The grounding stages chained as the answer flow chains them: precheck, generate, validate."""
+    from stages.generate import generate_draft
+    from stages.sufficiency import precheck_pack
+    from stages.validate import validate_draft
+
+    refusal = precheck_pack(pack, policy)
+    if refusal is not None:
+        return refusal
+    return validate_draft(generate_draft(pack, llm, policy), pack, policy)
