@@ -172,6 +172,9 @@ def _extract_pdf(
 ) -> tuple[list[PageText], list[str]]:
     import pymupdf
 
+    if b"%%EOF" not in data[-2048:]:
+        # MuPDF would "repair" a truncated file and silently lose its last pages: refuse it instead.
+        raise IngestError("corrupt", "the PDF is truncated (no %%EOF marker at its end)", filename=filename)
     try:
         doc = pymupdf.open(stream=data, filetype="pdf")
     except Exception as exc:  # PyMuPDF raises several types (FileDataError, RuntimeError, ValueError)
