@@ -26,6 +26,7 @@ __all__ = [
     "INTENT_LANGUAGE",
     "QUESTION_WORDS",
     "query_terms",
+    "shared_terms",
     "check_pack_not_empty",
     "check_confidence",
     "check_definition_evidence",
@@ -84,6 +85,25 @@ def query_terms(pack: ContextPack) -> frozenset[str]:
     return words - QUESTION_WORDS
 
 
+_MIN_PREFIX = 4
+
+
+def shared_terms(terms: frozenset[str], words: frozenset[str]) -> frozenset[str]:
+    """Query terms found among a chunk's words, exactly or as a prefix either way ("cancel" ~ "cancell"),
+    since the light stemmer does not always bring a word family to one stem.
+
+    >>> sorted(shared_terms(frozenset({"cancel", "refund"}), frozenset({"cancell", "day"})))
+    ['cancel']
+    """
+    found = terms & words
+    for term in terms - found:
+        if len(term) >= _MIN_PREFIX and any(
+            len(word) >= _MIN_PREFIX and (word.startswith(term) or term.startswith(word)) for word in words
+        ):
+            found |= {term}
+    return frozenset(found)
+
+
 def _usable(pack: ContextPack, policy: GenerationPolicy) -> tuple[Chunk, ...]:
     citable = citable_ids(pack, policy)
     return tuple(c for c in prompt_chunks(pack, policy) if c.semantic_id in citable)
@@ -108,7 +128,7 @@ def _typed_check(name: str, reason_code: str, what: str, intent: QueryIntent, pa
     language = INTENT_LANGUAGE[intent]
     for chunk in _usable(pack, policy):
         # The language must sit in a chunk about the query's topic (when the query names one).
-        if language.search(chunk.text) and (not terms or terms & content_words(chunk.text)):
+        if language.search(chunk.text) and (not terms or shared_terms(terms, content_words(chunk.text))):
             return CheckResult(name=name, passed=True, detail=f"{what} in {chunk.semantic_id}")
     return CheckResult(name=name, passed=False, reason_code=reason_code,
                        detail=f"no retrieved chunk about the query contains {what}")
@@ -140,7 +160,7 @@ def check_general_evidence(pack: ContextPack, policy: GenerationPolicy) -> Check
     if not terms:
         return CheckResult(name="general_evidence", passed=True, detail="the query names no content terms")
     for chunk in _usable(pack, policy):
-        shared = terms & content_words(chunk.text)
+        shared = shared_terms(terms, content_words(chunk.text))
         if shared:
             return CheckResult(name="general_evidence", passed=True,
                                detail=f"{len(shared)}/{len(terms)} query terms in {chunk.semantic_id}")
