@@ -1,0 +1,220 @@
+"""``citebound server``: a local Prefect server, the ``citebound-pool`` process work pool, the deployments of
+``prefect.yaml`` and a worker, all on 127.0.0.1 with their state inside the store.
+
+The server is the same warm background server the CLI reuses (``flows.server.ensure_server``). The worker
+runs in its own session (pid in ``<store>/prefect/worker.json``, log in ``<store>/prefect/worker.log``);
+``citebound server --stop`` (``flows.server.stop_server``) ends both with SIGINT.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from contracts.errors import ConfigError
+from flows.server import ensure_server
+
+if TYPE_CHECKING:
+    from prefect.client.schemas.objects import FlowRun
+
+    from contracts import Answer
+
+__all__ = [
+    "POOL",
+    "DEPLOYMENTS",
+    "project_dir",
+    "deployment_env",
+    "ensure_work_pool",
+    "deploy_all",
+    "start_worker",
+    "worker_status",
+    "serve_deployments",
+    "trigger_deployment",
+    "answer_of_flow_run",
+]
+
+POOL = "citebound-pool"
+# Deployment names in prefect.yaml; each equals its flow's name, so "answer" means "answer/answer".
+DEPLOYMENTS = ("ingest", "answer", "replay")
+
+
+def project_dir() -> Path:
+    """The checkout holding ``prefect.yaml`` (the deployments' working directory)."""
+    return Path(__file__).resolve().parent.parent
+
+
+def _prefect_dir(store_root: Path) -> Path:
+    path = Path(store_root).resolve() / "prefect"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def deployment_env(store_root: Path, api_url: str, *, source_dir: Path | None = None) -> dict[str, str]:
+    """Environment for ``prefect deploy`` and the worker: it fills prefect.yaml's ``{{ $VAR }}`` placeholders."""
+    store_root = Path(store_root).resolve()
+    env = {
+        **os.environ,
+        "PREFECT_API_URL": api_url,
+        "PREFECT_HOME": str(store_root / "prefect"),
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "PREFECT_LOGGING_LEVEL": os.environ.get("PREFECT_LOGGING_LEVEL", "WARNING"),
+        "CITEBOUND_HOME": str(store_root),
+        "CITEBOUND_PROJECT_DIR": str(project_dir()),
+        "HF_HUB_OFFLINE": os.environ.get("HF_HUB_OFFLINE", "1"),
+        "TRANSFORMERS_OFFLINE": os.environ.get("TRANSFORMERS_OFFLINE", "1"),
+        "TOKENIZERS_PARALLELISM": "false",
+    }
+    src = source_dir or os.environ.get("CITEBOUND_SOURCE_DIR") or project_dir() / "samples" / "corpus"
+    env["CITEBOUND_SOURCE_DIR"] = str(Path(src).expanduser().resolve())
+    return env
+
+
+def _api_settings(api_url: str):  # noqa: ANN202 - a context manager from Prefect
+    # Prefect reads its settings once at import; a URL learnt later has to be entered explicitly.
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    return temporary_settings(updates={PREFECT_API_URL: api_url})
+
+
+def ensure_work_pool(api_url: str, name: str = POOL) -> bool:
+    """Create the process work pool ``name`` unless it exists. Returns whether it was created."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.actions import WorkPoolCreate
+    from prefect.exceptions import ObjectNotFound
+    from prefect.workers.process import ProcessWorker
+
+    with _api_settings(api_url), get_client(sync_client=True) as client:
+        try:
+            client.read_work_pool(name)
+            return False
+        except ObjectNotFound:
+            client.create_work_pool(WorkPoolCreate(
+                name=name, type="process", base_job_template=ProcessWorker.get_default_base_job_template()))
+            return True
+
+
+def deploy_all(store_root: Path, api_url: str, *, source_dir: Path | None = None, timeout: float = 180.0) -> None:
+    """``prefect --no-prompt deploy --all`` from the project folder, against ``api_url``."""
+    log_path = _prefect_dir(store_root) / "deploy.log"
+    with open(log_path, "ab") as log:
+        proc = subprocess.run(
+            [sys.executable, "-m", "prefect", "--no-prompt", "deploy", "--all"],
+            cwd=project_dir(), env=deployment_env(store_root, api_url, source_dir=source_dir),
+            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, timeout=timeout, check=False,
+        )
+    if proc.returncode != 0:
+        tail = log_path.read_text(errors="replace")[-1500:]
+        raise ConfigError(f"`prefect deploy --all` failed (exit {proc.returncode}); see {log_path}:\n{tail}")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    # A zombie (exited child not yet reaped) still answers kill(0): ask /proc when it exists.
+    stat = Path(f"/proc/{pid}/stat")
+    try:
+        return stat.read_text().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+def worker_status(store_root: Path) -> dict[str, Any] | None:
+    """The worker recorded for this store, with ``alive``, or None."""
+    path = _prefect_dir(store_root) / "worker.json"
+    if not path.exists():
+        return None
+    try:
+        state = json.loads(path.read_text())
+    except ValueError:
+        return None
+    state["alive"] = _alive(int(state.get("pid", 0)))
+    return state
+
+
+def start_worker(
+    store_root: Path, api_url: str, *, pool: str = POOL, query_seconds: float = 2.0, source_dir: Path | None = None
+) -> int:
+    """Start ``prefect worker start --pool POOL`` in its own session unless one runs for this store; its pid."""
+    state = worker_status(store_root)
+    if state and state["alive"]:
+        return int(state["pid"])
+    prefect_dir = _prefect_dir(store_root)
+    log_path = prefect_dir / "worker.log"
+    env = deployment_env(store_root, api_url, source_dir=source_dir)
+    # Poll the pool every few seconds (default 10 s): an on-demand `answer` should not wait long to start.
+    env.setdefault("PREFECT_WORKER_QUERY_SECONDS", str(query_seconds))
+    with open(log_path, "ab") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "prefect", "worker", "start", "--pool", pool, "--type", "process"],
+            cwd=project_dir(), env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    (prefect_dir / "worker.json").write_text(json.dumps(
+        {"pid": proc.pid, "pool": pool, "api_url": api_url, "log": str(log_path)}))
+    time.sleep(0.5)
+    if proc.poll() is not None:
+        raise ConfigError(f"the Prefect worker exited at start-up (code {proc.returncode}); see {log_path}")
+    return proc.pid
+
+
+def serve_deployments(store_root: Path, *, with_worker: bool = True) -> int:
+    """Server + pool + deployments (+ worker) for this store; prints what runs and how to stop it. Exit code."""
+    store_root = Path(store_root).resolve()
+    store_root.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    api_url = ensure_server(store_root)
+    created = ensure_work_pool(api_url)
+    deploy_all(store_root, api_url)
+    pid = start_worker(store_root, api_url) if with_worker else None
+    env = deployment_env(store_root, api_url)
+    print(f"Prefect API    {api_url}   (state in {store_root / 'prefect'})")
+    print(f"work pool      {POOL} ({'created' if created else 'existing'}, type process)")
+    print(f"deployments    {', '.join(f'{d}/{d}' for d in DEPLOYMENTS)} from {project_dir() / 'prefect.yaml'}")
+    print(f"               ingest is scheduled daily 02:00 UTC on {env['CITEBOUND_SOURCE_DIR']}")
+    if pid is not None:
+        print(f"worker         pid {pid}, log {store_root / 'prefect' / 'worker.log'}")
+    else:
+        print(f"worker         not started: run `PREFECT_API_URL={api_url} prefect worker start --pool {POOL}`")
+    print(f"ready in {time.perf_counter() - started:.1f} s. Try:")
+    print(f"  PREFECT_API_URL={api_url} prefect deployment run answer/answer -p question='...'")
+    print(f"Stop everything with: citebound --store {store_root} server --stop")
+    return 0
+
+
+def trigger_deployment(
+    name: str, parameters: dict[str, Any], *, timeout: float, api_url: str | None = None, poll_interval: float = 1.0
+) -> FlowRun:
+    """Run deployment ``name`` ("answer" or "answer/answer") through the Prefect API; wait up to ``timeout`` s.
+
+    Returns the flow run (``.state`` tells how it ended). citebound's flows do not persist Prefect results:
+    what a run produced is in the store, under a run record whose id is the flow run's id
+    (see ``answer_of_flow_run``).
+    """
+    from prefect.deployments import run_deployment
+
+    full = name if "/" in name else f"{name}/{name}"
+    url = api_url or os.environ.get("PREFECT_API_URL")
+    if not url:
+        raise ConfigError("no Prefect API: set PREFECT_API_URL or run `citebound server` first")
+    with _api_settings(url):
+        return run_deployment(full, parameters=parameters, timeout=timeout, poll_interval=poll_interval,
+                              as_subflow=False)
+
+
+def answer_of_flow_run(store_root: Path, flow_run: FlowRun) -> Answer:
+    """The Answer artifact an ``answer`` deployment run wrote into the store."""
+    from contracts import Answer, ArtifactStore
+
+    store = ArtifactStore(Path(store_root).resolve())
+    record = store.get_run(str(flow_run.id))
+    for ref in record.outputs:
+        if ref.kind == "answer.v1":
+            return store.get(ref, Answer).model_copy(update={"run_id": record.run_id})
+    raise ConfigError(f"flow run {flow_run.id} ({record.status}) wrote no Answer: {record.error or 'no outputs'}")
