@@ -3,7 +3,8 @@
 Each section is split on its own (a chunk never crosses a section boundary) by langchain-text-splitters'
 ``RecursiveCharacterTextSplitter`` (paragraph, line, word, character), sized in the MiniLM tokenizer's tokens
 (``stages.tokens.count_tokens``). A section that already fits is one chunk without calling the splitter.
-Text before the first section, or the whole text of a document without sections, is split the same way.
+Text outside sections (before the first one, or all of a document without any) is cut at page boundaries
+first, then split the same way.
 
 Semantic ids: ``<DocCode>_<SectionId>_<n>`` with ``n`` counting the chunks of that section from 0
 (``IPC_420_0``); ``<DocCode>_p<page>_<n>`` for text outside any section, ``n`` counting per start page.
@@ -27,6 +28,7 @@ Invariant: ``doc.text[c.provenance.char_start:c.provenance.char_end] == c.text``
 from __future__ import annotations
 
 import bisect
+import re
 from collections import Counter
 from functools import lru_cache
 
@@ -42,12 +44,14 @@ STAGE_VERSION = "chunk.v1"
 
 
 @lru_cache(maxsize=8)
-def _splitter(chunk_tokens: int, overlap_tokens: int):  # -> RecursiveCharacterTextSplitter
+def _splitter(chunk_tokens: int):  # -> RecursiveCharacterTextSplitter
     from langchain_text_splitters import RecursiveCharacterTextSplitter
 
     return RecursiveCharacterTextSplitter(
         chunk_size=chunk_tokens,
-        chunk_overlap=min(overlap_tokens, chunk_tokens // 2),
+        # Overlap is added afterwards from exact offsets: with overlapping pieces a repeated phrase makes
+        # "where does this piece start?" ambiguous; consecutive pieces are found exactly.
+        chunk_overlap=0,
         length_function=count_tokens,
         separators=["\n\n", "\n", " ", ""],
         keep_separator=True,  # pieces stay exact substrings of the section, so offsets can be found
@@ -55,25 +59,42 @@ def _splitter(chunk_tokens: int, overlap_tokens: int):  # -> RecursiveCharacterT
     )
 
 
+_WORD_START = re.compile(r"\S+")
+
+
 def _split(text: str, cfg: ChunkConfig) -> list[tuple[int, int]]:
-    """[start, end) offsets inside ``text`` of its chunks, surrounding whitespace excluded."""
+    """[start, end) offsets inside ``text`` of its chunks, surrounding whitespace excluded.
+
+    The splitter cuts consecutive pieces of at most ``chunk_tokens - overlap`` tokens; each piece after the
+    first is then extended back over whole words of its predecessor, up to ``overlap`` tokens.
+    """
     stripped = text.strip()
     if not stripped:
         return []
     lead = len(text) - len(text.lstrip())
     if len(stripped) <= cfg.chunk_tokens or count_tokens(stripped) <= cfg.chunk_tokens:
         return [(lead, lead + len(stripped))]
+    overlap = min(cfg.overlap_tokens, cfg.chunk_tokens // 2)
     spans: list[tuple[int, int]] = []
-    search_from = 0
-    for piece in _splitter(cfg.chunk_tokens, cfg.overlap_tokens).split_text(text):
+    cursor = 0
+    for piece in _splitter(cfg.chunk_tokens - overlap).split_text(text):
         piece = piece.strip()
         if not piece:
             continue
-        start = text.find(piece, search_from)
+        start = text.find(piece, cursor)
         if start < 0:
             raise StageInvariantError(f"a split piece was not found in its section text: {piece[:60]!r}")
         spans.append((start, start + len(piece)))
-        search_from = start + 1
+        cursor = start + len(piece)
+    if overlap:
+        for k in range(1, len(spans)):
+            prev_start, start, end = spans[k - 1][0], spans[k][0], spans[k][1]
+            new_start = start
+            for word in reversed(list(_WORD_START.finditer(text, prev_start, start))):
+                if count_tokens(text[word.start() : start]) > overlap:
+                    break
+                new_start = word.start()
+            spans[k] = (new_start, end)
     return spans
 
 
@@ -94,21 +115,28 @@ class _PageMap:
         return self._spans[first : last + 1]
 
 
+def _by_page(start: int, end: int, page_starts: list[int]) -> list[tuple[int, int, Section | None]]:
+    """Text outside sections is cut at page boundaries, so its ``p<page>`` ids name the page exactly."""
+    cuts = [start] + [b for b in page_starts if start < b < end] + [end]
+    return [(a, b, None) for a, b in zip(cuts, cuts[1:]) if b > a]
+
+
 def _segments(doc: CleanedDocument, cfg: ChunkConfig) -> list[tuple[int, int, Section | None]]:
+    page_starts = sorted({s.char_start for s in doc.page_spans if s.char_end > s.char_start})
     if not cfg.respect_sections or not doc.sections:
-        return [(0, len(doc.text), None)]
+        return _by_page(0, len(doc.text), page_starts)
     ordered = sorted(doc.sections, key=lambda s: s.char_start)
     segments: list[tuple[int, int, Section | None]] = []
     cursor = 0
     for section in ordered:
         if section.char_start > cursor:
-            segments.append((cursor, section.char_start, None))
+            segments.extend(_by_page(cursor, section.char_start, page_starts))
         start = max(section.char_start, cursor)
         if section.char_end > start:
             segments.append((start, section.char_end, section))
         cursor = max(cursor, section.char_end)
     if cursor < len(doc.text):
-        segments.append((cursor, len(doc.text), None))
+        segments.extend(_by_page(cursor, len(doc.text), page_starts))
     return segments
 
 

@@ -5,7 +5,8 @@ spaces), soft hyphens and zero-width characters dropped, line ends unified, spac
 cut to one paragraph break. Across pages: running headers, footers and page numbers are found as lines that
 recur (numbers normalised to ``#``) in the top or bottom three lines of at least ``cfg.min_repeat_ratio`` of
 the pages (of all pages, or of the odd or the even pages, for books with facing headers), at least three times,
-and are removed there (never a line that reads as a heading); ``removed_lines`` lists the first line removed
+and are removed there (never a line that reads as a heading, a line over 100 characters, or a line of a
+page with fewer than three lines); ``removed_lines`` lists the first line removed
 under each such pattern (so "49" stands for all page numbers). Words hyphenated across a line break are joined ("employ-\\nment" -> "employment"), keeping
 the hyphen when the document itself writes the compound with one elsewhere ("sub-\\nsection" -> "sub-section").
 
@@ -37,6 +38,8 @@ STAGE_VERSION = "clean.v1"
 
 _ZONE_LINES = 3
 _MIN_REPEATS = 3
+_MIN_PAGE_LINES = 3
+_MAX_RUNNING_LINE_CHARS = 100
 _DROP_CHARS = dict.fromkeys(map(ord, "\u00ad\u200b\u200c\u200d\u2060\ufeff"), None)
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
 _SPACES = re.compile(r"[ \t\u00a0\u2000-\u200a\u202f\u205f\u3000]+")
@@ -75,9 +78,11 @@ def _running_line_keys(pages: list[list[str]], ratio: float) -> set[str]:
         return set()
     pages_with_key: dict[str, set[int]] = defaultdict(set)
     for index, lines in enumerate(pages):
+        if sum(1 for line in lines if line.strip()) < _MIN_PAGE_LINES:
+            continue  # a page of one or two lines is all content, not header + body + footer
         for i in _zone_indices(lines):
             key = _line_key(lines[i])
-            if key and not heading_like(lines[i]):
+            if key and len(key) <= _MAX_RUNNING_LINE_CHARS and not heading_like(lines[i]):
                 pages_with_key[key].add(index)
     groups = [range(n_pages), range(0, n_pages, 2), range(1, n_pages, 2)]
     running: set[str] = set()
@@ -107,10 +112,11 @@ def clean_document(doc: ExtractedDocument, cfg: CleanConfig) -> CleanedDocument:
     >>> from contracts.ingest import ExtractedDocument, PageText
     >>> from stages.extract import make_source_document
     >>> bodies = ["Alpha.", "Beta.", "Gamma.", "Delta."]
-    >>> pages = tuple(PageText(page=i, text=f"ACT HEADER\\n{b}\\n{i}", origin="text_file") for i, b in enumerate(bodies, 1))
+    >>> pages = tuple(PageText(page=i, text=f"ACT HEADER\\n{b}\\n{b} again.\\n{i}", origin="text_file")
+    ...               for i, b in enumerate(bodies, 1))
     >>> out = clean_document(ExtractedDocument(source=make_source_document("a.txt", b"x"), pages=pages), CleanConfig())
-    >>> out.text, out.removed_lines
-    ('Alpha.\\nBeta.\\nGamma.\\nDelta.', ('ACT HEADER', '1'))
+    >>> out.text.split("\\n")[:3], out.removed_lines
+    (['Alpha.', 'Alpha. again.', 'Beta.'], ('ACT HEADER', '1'))
     """
     page_lines = [normalise_page_text(p.text, cfg.unicode_form).split("\n") for p in doc.pages]
     removed: dict[str, str] = {}  # key -> first line removed under it
