@@ -43,6 +43,13 @@ __all__ = ["STAGE_VERSION", "chunk_document", "resolve_id_clashes"]
 STAGE_VERSION = "chunk.v1"
 
 
+def _split_length(text: str) -> int:
+    """Token count, but at least 1 for visible text: characters the tokenizer drops (private-use glyphs in
+    PDF formulas) would otherwise weigh 0 and be carried into two neighbouring pieces."""
+    n = count_tokens(text)
+    return n if n or text.isspace() or not text else 1
+
+
 @lru_cache(maxsize=8)
 def _splitter(chunk_tokens: int):  # -> RecursiveCharacterTextSplitter
     from langchain_text_splitters import RecursiveCharacterTextSplitter
@@ -52,7 +59,7 @@ def _splitter(chunk_tokens: int):  # -> RecursiveCharacterTextSplitter
         # Overlap is added afterwards from exact offsets: with overlapping pieces a repeated phrase makes
         # "where does this piece start?" ambiguous; consecutive pieces are found exactly.
         chunk_overlap=0,
-        length_function=count_tokens,
+        length_function=_split_length,
         separators=["\n\n", "\n", " ", ""],
         keep_separator=True,  # pieces stay exact substrings of the section, so offsets can be found
         strip_whitespace=True,
@@ -82,6 +89,8 @@ def _split(text: str, cfg: ChunkConfig) -> list[tuple[int, int]]:
         if not piece:
             continue
         start = text.find(piece, cursor)
+        if start < 0 and spans:  # a piece may still repeat the tail of the previous one
+            start = text.find(piece, spans[-1][0] + 1)
         if start < 0:
             raise StageInvariantError(f"a split piece was not found in its section text: {piece[:60]!r}")
         spans.append((start, start + len(piece)))

@@ -173,7 +173,8 @@ def test_pinned_chunk_ids_for_a_fixed_input():
 
 _words = st.sampled_from(
     ["whoever", "cheats", "Section", "(a)", "employer", "means", "any", "person", "—", "Rs.", "1,000", "ﬁne",
-     "sub-section", "employ-\nment", "\n", "\n\n", "  ", "420.", "Explanation.—", "CHAPTER XVII\n", "“x”"]
+     "sub-section", "employ-\nment", "\n", "\n\n", "  ", "420.", "Explanation.—", "CHAPTER XVII\n", "“x”",
+     "\uf03d", "\uf03d\n"]
 )
 
 
