@@ -17,6 +17,7 @@ __all__ = [
     "STAGE_VERSION",
     "STOPWORDS",
     "META_WORDS",
+    "META_STEMS",
     "split_sentences",
     "strip_citations",
     "content_words",
@@ -27,6 +28,7 @@ __all__ = [
     "evidence_words",
     "evidence_numbers",
     "word_stems",
+    "words_and_stems",
 ]
 
 STAGE_VERSION = "text_units.v1"
@@ -212,8 +214,10 @@ def numbers_in(text: str) -> frozenset[float]:
                     else:
                         total += current * scale
                         current = 0
-                elif word == "and" and j + 1 < len(tokens) and (tokens[j + 1] in _UNITS or tokens[j + 1] in _TENS) and current:
-                    pass
+                elif word == "and" and j > i and tokens[j - 1] in _SCALES and j + 1 < len(tokens) and (
+                    tokens[j + 1] in _UNITS or tokens[j + 1] in _TENS
+                ):
+                    pass  # "one hundred and twenty"
                 else:
                     break
                 j += 1
@@ -228,7 +232,7 @@ def numbers_in(text: str) -> frozenset[float]:
     return frozenset(found)
 
 
-_META_STEMS = frozenset(stem(w) for w in META_WORDS)
+META_STEMS = frozenset(stem(w) for w in META_WORDS)
 
 
 def is_meta_statement(text: str) -> bool:
@@ -237,7 +241,7 @@ def is_meta_statement(text: str) -> bool:
     >>> is_meta_statement("Based on the provided evidence:"), is_meta_statement("Theft is punishable.")
     (True, False)
     """
-    return content_words(text) <= _META_STEMS and not numbers_in(text)
+    return content_words(text) <= META_STEMS and not numbers_in(text)
 
 
 def _unbracket(text: str) -> str:
@@ -261,3 +265,21 @@ def word_stems(text: str) -> frozenset[str]:
     ['a', 'not', 'punish']
     """
     return frozenset(stem(w) for w in _WORD.findall(_unbracket(text).lower()))
+
+
+def words_and_stems(text: str, *, evidence: bool = False) -> tuple[frozenset[str], frozenset[str]]:
+    """``(content_words, word_stems)`` of the text from one pass (the validator's hot path). With
+    ``evidence=True`` brackets read as text (a document's brackets are not citations).
+
+    >>> [sorted(part) for part in words_and_stems("Not punishable [A]")]
+    [['punish'], ['not', 'punish']]
+    """
+    plain = _unbracket(text) if evidence else strip_citations(text)
+    content: set[str] = set()
+    stems: set[str] = set()
+    for word in _WORD.findall(plain.lower()):
+        stemmed = stem(word)
+        stems.add(stemmed)
+        if word not in STOPWORDS:
+            content.add(stemmed)
+    return frozenset(content), frozenset(stems)

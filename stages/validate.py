@@ -31,16 +31,14 @@ from stages.injection import INJECTION_FLAG
 from stages.prompt import citable_ids, prompt_chunks
 from stages.text_units import (
     CITATION_GROUP,
-    content_words,
     evidence_numbers,
-    evidence_words,
-    is_meta_statement,
+    META_STEMS,
     normalise_space,
     numbers_in,
     split_sentences,
     stem,
     strip_citations,
-    word_stems,
+    words_and_stems,
 )
 
 __all__ = [
@@ -134,23 +132,14 @@ def refusal_answer(
 
 
 @lru_cache(maxsize=4096)
-def _chunk_words(text: str) -> frozenset[str]:
-    return evidence_words(text)
-
-
-@lru_cache(maxsize=4096)
-def _chunk_numbers(text: str) -> frozenset[float]:
-    return evidence_numbers(text)
+def _chunk_profile(text: str) -> tuple[frozenset[str], frozenset[str], frozenset[float]]:
+    words, stems = words_and_stems(text, evidence=True)
+    return words, stems, evidence_numbers(text)
 
 
 @lru_cache(maxsize=4096)
 def _chunk_phrase_text(text: str) -> str:
     return f" {normalise_space(re.sub(r'[^a-z0-9]+', ' ', text.lower()))} "
-
-
-@lru_cache(maxsize=4096)
-def _chunk_stems(text: str) -> frozenset[str]:
-    return word_stems(text)
 
 
 @lru_cache(maxsize=64)
@@ -178,9 +167,11 @@ def _evidence(pack: ContextPack, policy: GenerationPolicy) -> _Evidence:
         prov = chunk.provenance
         # A section number is grounded by the chunk's provenance even when the text omits its heading.
         heading = " ".join(x for x in (prov.section_id, prov.section_title) if x)
-        words[chunk.semantic_id] = _chunk_words(chunk.text) | _chunk_words(heading)
-        numbers[chunk.semantic_id] = _chunk_numbers(chunk.text) | _chunk_numbers(heading)
-        key_terms[chunk.semantic_id] = (_chunk_stems(chunk.text) | _chunk_stems(heading)) & keys
+        text_words, text_stems, text_numbers = _chunk_profile(chunk.text)
+        head_words, head_stems, head_numbers = _chunk_profile(heading) if heading else (frozenset(), frozenset(), frozenset())
+        words[chunk.semantic_id] = text_words | head_words
+        numbers[chunk.semantic_id] = text_numbers | head_numbers
+        key_terms[chunk.semantic_id] = (text_stems | head_stems) & keys
     return _Evidence(
         chunks={c.semantic_id: c for c in shown},
         words=words,
@@ -217,8 +208,9 @@ class _Sentence:
 def _analyse(sentence: str, ev: _Evidence, policy: GenerationPolicy) -> _Sentence:
     cited = extract_citations(sentence)
     valid = tuple(i for i in cited if i in ev.citable)
-    words = content_words(sentence)
-    exempt = is_meta_statement(sentence)
+    words, stems = words_and_stems(sentence)
+    sentence_numbers = numbers_in(sentence)
+    exempt = words <= META_STEMS and not sentence_numbers  # same rule as text_units.is_meta_statement
     threshold = policy.min_coverage * (policy.multi_citation_factor if len(valid) > 1 else 1.0)
     cited_words: frozenset[str] = frozenset().union(*(ev.words[i] for i in valid)) if valid else frozenset()
     coverage: float | None = None
@@ -228,9 +220,9 @@ def _analyse(sentence: str, ev: _Evidence, policy: GenerationPolicy) -> _Sentenc
     if valid and not exempt:
         coverage = len(words & cited_words) / len(words) if words else 1.0
         cited_numbers = frozenset().union(*(ev.numbers[i] for i in valid))
-        unsupported = tuple(sorted(numbers_in(sentence) - cited_numbers))
+        unsupported = tuple(sorted(sentence_numbers - cited_numbers))
         cited_keys = frozenset().union(*(ev.key_terms[i] for i in valid))
-        sentence_keys = word_stems(strip_citations(sentence)) & _key_stems(tuple(policy.key_terms))
+        sentence_keys = stems & _key_stems(tuple(policy.key_terms))
         unsupported_terms = tuple(sorted(sentence_keys - cited_keys))
         uncovered = words - cited_words
         if len(uncovered) >= _COMPLETENESS_MIN_WORDS:
