@@ -89,6 +89,7 @@ def _rate(texts: list[str]) -> float:
     return sum(bool(scan_injection(t)) for t in texts) / len(texts)
 
 
+@pytest.mark.slow
 def test_detection_and_false_positive_rates_on_shared_corpora(shared_data) -> None:  # noqa: ANN001
     hijack = [json.loads(line)["attack"] for line in (shared_data / "tensor-trust/hijacking_robustness_dataset.jsonl").open() if line.strip()]
     code = [s for f in ("code_attack_test.json", "code_attack_train.json")

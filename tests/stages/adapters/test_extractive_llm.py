@@ -124,3 +124,23 @@ def test_extractive_output_always_passes_its_validator(texts, ids, query, intent
     text = _run(pack, policy)
     answer = validate_answer_text(text, pack, policy)
     assert answer.status == "success" or answer.reason_code == "model_refused", (text, answer.refusal_reason)
+
+
+def test_extractive_output_passes_validation_on_real_statute_text(shared_data) -> None:  # noqa: ANN001
+    import json
+
+    sections = json.loads((shared_data / "indian-acts-json" / "ipc.json").read_text())
+    sections = [s for s in sections if str(s.get("section_desc", "")).strip()][:200]
+    outcomes = {"success": 0, "model_refused": 0}
+    for start in range(0, len(sections), 5):
+        group = sections[start : start + 5]
+        chunks = [make_chunk(f"IPC_{s['Section']}_0", str(s["section_desc"]), section_id=str(s["Section"])) for s in group]
+        for s in group:
+            for intent, query in (("punishment", f"What is the punishment for {s['section_title']}?"),
+                                  ("general", str(s["section_title"]))):
+                pack = make_pack(query, chunks, intent=intent)
+                text = _run(pack)
+                answer = validate_answer_text(text, pack, POLICY)
+                assert answer.status == "success" or answer.reason_code == "model_refused", (text, answer.refusal_reason)
+                outcomes["success" if answer.status == "success" else "model_refused"] += 1
+    assert outcomes["success"] > 300  # it does answer, not just refuse
