@@ -79,7 +79,11 @@ def _split(text: str, cfg: ChunkConfig) -> list[tuple[int, int]]:
     if not stripped:
         return []
     lead = len(text) - len(text.lstrip())
-    if len(stripped) <= cfg.chunk_tokens or count_tokens(stripped) <= cfg.chunk_tokens:
+    # Every token is at least one character and every word at least one token: skip counting when either
+    # bound already decides.
+    if len(stripped) <= cfg.chunk_tokens or (
+        len(stripped.split()) <= cfg.chunk_tokens and count_tokens(stripped) <= cfg.chunk_tokens
+    ):
         return [(lead, lead + len(stripped))]
     overlap = min(cfg.overlap_tokens, cfg.chunk_tokens // 2)
     spans: list[tuple[int, int]] = []

@@ -164,7 +164,7 @@ def extract_document(
 
 
 def _non_space_chars(text: str) -> int:
-    return sum(1 for ch in text if not ch.isspace())
+    return sum(map(len, text.split()))
 
 
 def _extract_pdf(

@@ -57,7 +57,11 @@ def count_tokens(text: str) -> int:
     >>> count_tokens("Whoever cheats, shall be punished.") == exact_count_tokens("Whoever cheats, shall be punished.")
     True
     """
-    return sum(_piece_count(p) for p in _PRETOKEN.findall(text))
+    pieces = _PRETOKEN.findall(text)
+    try:
+        return sum(map(_piece_counts.__getitem__, pieces))  # the common case: every piece seen before
+    except KeyError:
+        return sum(map(_piece_count, pieces))
 
 
 def exact_count_tokens(text: str) -> int:
