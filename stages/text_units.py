@@ -66,7 +66,9 @@ _ABBREVIATIONS = frozenset(
     fig figs eq eqs ch vol pp p para paras sch ord r rr u.s u.k""".split()
 )
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
+# A terminator before a capital/digit ends a sentence; so does a terminator right after a citation
+# ("... [A]. the next claim"), whatever follows, so no claim can hide behind another sentence's citation.
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|(?<=\][.!?])\s+")
 _CITATIONS_ONLY = re.compile(rf"^(?:\s*{CITATION_GROUP.pattern}\s*[.,;:]?)+\s*$")
 
 
@@ -93,6 +95,8 @@ def split_sentences(text: str) -> list[str]:
 
     >>> split_sentences("Cancellations are allowed within 30 days. [policy_a.pdf#section-3]")
     ['Cancellations are allowed within 30 days. [policy_a.pdf#section-3]']
+    >>> split_sentences("Theft is punished [A]. the fine is unlimited.")
+    ['Theft is punished [A].', 'the fine is unlimited.']
     """
     sentences: list[str] = []
     for line in text.splitlines():
@@ -175,7 +179,8 @@ _QUANTITY_NOUNS = frozenset(
     time times term terms member members person persons witness witnesses hundred thousand lakh lakhs crore
     crores million billion""".split()
 )
-_NUMBER_TOKEN = re.compile(r"\d+(?:,\d+)*(?:\.\d+)?|[a-z]+")
+# Punctuation is kept as its own token so that a number phrase never runs across it ("seven. Seven").
+_NUMBER_TOKEN = re.compile(r"\d+(?:,\d+)*(?:\.\d+)?|[a-z]+|[^\sa-z0-9]")
 
 
 def numbers_in(text: str) -> frozenset[float]:
@@ -190,7 +195,7 @@ def numbers_in(text: str) -> frozenset[float]:
     i = 0
     while i < len(tokens):
         token = tokens[i]
-        if token[0].isdigit():
+        if token[0].isdecimal():
             value = float(token.replace(",", ""))
             # "2 lakh", "10 crore"
             if i + 1 < len(tokens) and tokens[i + 1] in _SCALES:
@@ -203,9 +208,11 @@ def numbers_in(text: str) -> frozenset[float]:
             total, current, j = 0, 0, i
             while j < len(tokens):
                 word = tokens[j]
-                if word in _UNITS:
+                previous = tokens[j - 1] if j > i else ""
+                # "twenty one", "hundred and five": a unit follows a tens/scale word; "seven seven" is two numbers.
+                if word in _UNITS and (j == i or previous in _TENS or previous in _SCALES or previous == "and"):
                     current += _UNITS[word]
-                elif word in _TENS:
+                elif word in _TENS and (j == i or previous in _SCALES or previous == "and"):
                     current += _TENS[word]
                 elif word in _SCALES and (current or total):
                     scale = _SCALES[word]
@@ -245,7 +252,8 @@ def is_meta_statement(text: str) -> bool:
 
 
 def _unbracket(text: str) -> str:
-    return text.replace("[", " ").replace("]", " ")
+    # The same mapping the extractive backend applies when it quotes a document.
+    return text.replace("[", "(").replace("]", ")")
 
 
 def evidence_words(text: str) -> frozenset[str]:

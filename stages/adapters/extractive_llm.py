@@ -130,6 +130,7 @@ class ExtractiveLLM:
                     or parsed.refusal.lower() in quote.lower()
                     or is_meta_statement(quote)
                     or scan_injection(quote)
+                    or len(split_sentences(quote)) != 1  # would be cut in two, leaving a part uncited
                 ):
                     continue
                 seen.add(quote.lower())

@@ -277,3 +277,8 @@ def test_ncert_answer_with_formula_is_grounded() -> None:
     text = ("An arithmetic progression is a list of numbers in which each term is obtained by adding a fixed number "
             "to the preceding term [jemh105_p95_0]. The nth term is given by an = a + (n - 1) d [jemh105_p97_0].")
     assert validate_answer_text(text, pack, POLICY).status == "success"
+
+
+def test_a_lowercase_claim_cannot_hide_behind_the_previous_sentence_citation() -> None:
+    answer = validate_answer_text("Whoever cheats shall be punished [IPC_420_0]. the employer must pay workers double.", PACK, POLICY)
+    assert (answer.status, answer.reason_code) == ("invalid_citations", "uncited_sentence")
