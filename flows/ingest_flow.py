@@ -62,9 +62,12 @@ def expand_paths(paths: list[str]) -> list[str]:
     for raw in paths:
         p = Path(raw).expanduser()
         if p.is_dir():
+            stores = {s.parent for s in p.rglob("objects") if (s.parent / "pointers").is_dir() or (s.parent / "runs").is_dir()}
             out.extend(
                 str(f) for f in sorted(p.rglob("*"))
                 if f.is_file() and f.suffix.lower() in INGESTIBLE_SUFFIXES and not f.name.startswith(".")
+                # Never ingest a citebound store (or a Prefect home) that happens to sit inside the folder.
+                and not any(s in f.parents for s in stores)
             )
         else:
             out.append(str(p))

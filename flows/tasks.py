@@ -100,6 +100,9 @@ def run_stage(
                 output=hit, cached=True, seconds=round(time.perf_counter() - started, 4),
             )
     output = compute()
+    if not inputs and not force:
+        # Without inputs the key would name every output of this stage: only content-identified writes may skip.
+        raise ValueError(f"stage {stage!r} has no input artifacts: call run_stage with force=True")
     ref = store.put(output, stage=stage, stage_version=stage_version, config_sha256=cfg_sha, inputs=inputs)
     store.remember(key, ref)
     return RunStep(
@@ -149,9 +152,10 @@ def source_task(store_root: str, path: str, doc_code: str | None, tenant_id: str
     data = p.read_bytes()
     source = make_source_document(str(p.resolve()), data, doc_code=doc_code, tenant_id=tenant_id, project_id=project_id)
     store.put_blob(data, suffix=p.suffix.lower() or ".bin")
+    # A source has no input artifact: its identity is its content, so it is always (idempotently) written.
     return run_stage(
         store, stage="source", stage_version="source.v1", config={}, inputs=(),
-        compute=lambda: source,
+        compute=lambda: source, force=True,
     )
 
 
@@ -286,7 +290,7 @@ def load_search_index(store_root: str, manifest_ref: ArtifactRef, embedder_name:
 def request_task(store_root: str, request: AnswerRequest) -> RunStep:
     store = _store(store_root)
     return run_stage(store, stage="request", stage_version="request.v1", config={}, inputs=(),
-                     compute=lambda: request)
+                     compute=lambda: request, force=True)
 
 
 @task(name="retrieve", cache_policy=NO_CACHE)
