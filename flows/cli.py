@@ -71,9 +71,13 @@ def _print_ingest(report) -> None:  # noqa: ANN001
 def cmd_ingest(args: argparse.Namespace) -> int:
     root = _prepare(args)
     from flows.ingest_flow import ingest_flow
+    from flows.runners import make_task_runner
+    from flows.settings import Settings
 
-    report = ingest_flow(paths=args.paths, doc_code=args.doc_code, tenant=args.tenant, project=args.project,
-                         store=str(root), index_type=args.index_type, ocr=not args.no_ocr)
+    # Threads by default; CITEBOUND_TASK_RUNNER=dask fans the files out on Dask (see flows/runners.py).
+    ingest = ingest_flow.with_options(task_runner=make_task_runner(Settings()))
+    report = ingest(paths=args.paths, doc_code=args.doc_code, tenant=args.tenant, project=args.project,
+                    store=str(root), index_type=args.index_type, ocr=not args.no_ocr)
     if args.json:
         _emit(report, True)
     else:
@@ -219,11 +223,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
     root = _prepare(args)
     from flows.answer_flow import answer_flow
     from flows.ingest_flow import ingest_flow
+    from flows.runners import make_task_runner
+    from flows.settings import Settings
 
     files, questions = _sample_corpus()
     print(f"== Ingesting the bundled sample corpus into {root}")
+    ingest = ingest_flow.with_options(task_runner=make_task_runner(Settings()))
     for path, code in files:
-        report = ingest_flow(paths=[str(path)], doc_code=code, store=str(root))
+        report = ingest(paths=[str(path)], doc_code=code, store=str(root))
         _print_ingest(report)
     print()
     outcomes = []

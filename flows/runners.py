@@ -11,6 +11,8 @@ The flows stay the same code path whichever runner is picked:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from prefect.task_runners import ThreadPoolTaskRunner
@@ -21,7 +23,7 @@ from flows.settings import Settings
 if TYPE_CHECKING:
     from prefect.task_runners import TaskRunner
 
-__all__ = ["make_task_runner", "local_dask_cluster_kwargs"]
+__all__ = ["make_task_runner", "local_dask_cluster_kwargs", "local_run_settings"]
 
 
 def local_dask_cluster_kwargs(n_workers: int, *, processes: bool = True) -> dict[str, object]:
@@ -60,3 +62,22 @@ def make_task_runner(settings: Settings, *, processes: bool = True) -> TaskRunne
             raise ConfigError(f"CITEBOUND_DASK_WORKERS must be >= 1, got {settings.dask_workers}")
         return DaskTaskRunner(cluster_kwargs=local_dask_cluster_kwargs(settings.dask_workers, processes=processes))
     raise ConfigError(f"unknown task runner {settings.task_runner!r}: use 'thread' or 'dask'")
+
+
+@contextmanager
+def local_run_settings(api_url: str | None = None) -> Iterator[None]:
+    """Prefect settings for flows run in this (CLI) process: no flow-run heartbeat thread, and ``api_url``.
+
+    Why: each flow run starts a heartbeat thread that sleeps in 1 s steps and is joined when the run ends,
+    which costs 0.5-1 s per run on its own (measured by bench/cli.py: Prefect overhead per answer run 1.06 s
+    with it, 0.24 s without). Heartbeats let a server mark a crashed *worker-run* flow; a CLI run reports
+    its own crash, so it does not need them. Deployments run by a worker keep Prefect's default.
+    Prefect reads its settings once at import, so a server URL learnt later is entered here as well.
+    """
+    from prefect.settings import PREFECT_API_URL, PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
+
+    updates: dict = {PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}
+    if api_url:
+        updates[PREFECT_API_URL] = api_url
+    with temporary_settings(updates=updates):
+        yield

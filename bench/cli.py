@@ -1,0 +1,267 @@
+"""Latency of the everyday CLI path: `citebound ask` on a warm store, Prefect's own overhead per answer run,
+and the first `ask` on a fresh store (server start + database migration + model load), with a breakdown of
+where the wall time of one `ask` goes.
+
+    .venv/bin/python bench/cli.py [--store DIR] [--repeats 5] [--skip-ephemeral] [--keep]
+
+The store (default: a temporary folder) gets the two text-layer sample documents ingested once. Timings of
+the CLI are of `python -m flows.cli` subprocesses (what the `citebound` script runs); the orchestration
+overhead is measured in this process against the same answer flow body with its tasks called as plain
+functions (the "raw" baseline, measured in the same run). Targets (issue 6): warm `ask` <= 3 s wall;
+Prefect overhead per answer run <= 0.5 s. Nothing here asserts: it prints a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = [ROOT / "samples" / "corpus" / "model_penal_code.pdf", ROOT / "samples" / "corpus" / "ncert_chapter.md"]
+QUESTIONS = [
+    "What is wrongful gain?",
+    "What is an arithmetic progression?",
+    "What does wrongful loss mean?",
+    "What is the common difference of an arithmetic progression?",
+    "Who won the cricket world cup in 1983?",
+]
+ANSWER_TASKS = ("request_task", "retrieve_task", "context_task", "precheck_task", "generate_task", "validate_task")
+
+
+def _child_env(store: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
+    env.update({"CITEBOUND_HOME": str(store), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+                "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PREFECT_LOGGING_LEVEL": "WARNING",
+                "TOKENIZERS_PARALLELISM": "false"})
+    env.update(extra)
+    return env
+
+
+def _cli(store: Path, *args: str, env: dict[str, str] | None = None) -> tuple[float, subprocess.CompletedProcess]:
+    started = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "flows.cli", "--store", str(store), *args], cwd=ROOT,
+                          env=env or _child_env(store), capture_output=True, text=True, check=False)
+    return time.perf_counter() - started, proc
+
+
+def _import_seconds(statement: str, repeats: int = 2) -> float:
+    """Median wall time of ``statement`` in a fresh interpreter, start-up excluded."""
+    code = f"import time; t=time.perf_counter(); {statement}; print(time.perf_counter()-t)"
+    out = []
+    for _ in range(repeats):
+        proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=_child_env(Path(tempfile.gettempdir())),
+                              capture_output=True, text=True, check=True)
+        out.append(float(proc.stdout.strip().splitlines()[-1]))
+    return statistics.median(out)
+
+
+def _interpreter_seconds(repeats: int = 3) -> float:
+    out = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        out.append(time.perf_counter() - t)
+    return statistics.median(out)
+
+
+def _ensure_ingested(store: Path) -> float | None:
+    from contracts import ArtifactStore
+    from flows.ingest_flow import INDEX_POINTER
+
+    if ArtifactStore(store).get_pointer(INDEX_POINTER) is not None:
+        return None
+    took, proc = _cli(store, "ingest", "--no-ocr", *map(str, DOCS))
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"ingest failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    return took
+
+
+def _ask(store: Path, question: str, env: dict[str, str] | None = None) -> tuple[float, dict]:
+    took, proc = _cli(store, "ask", "--json", question, env=env)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    if not lines:
+        raise SystemExit(f"ask gave no JSON ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    return took, json.loads(lines[-1])
+
+
+@contextmanager
+def _tasks_as_plain_functions():
+    """The answer flow's body with every task replaced by its ``.fn``: the same work, no orchestration."""
+    import flows.answer_flow as answer_module
+
+    saved = {name: getattr(answer_module, name) for name in ANSWER_TASKS}
+    for name, task in saved.items():
+        setattr(answer_module, name, task.fn)
+    try:
+        yield answer_module.answer_flow.fn
+    finally:
+        for name, task in saved.items():
+            setattr(answer_module, name, task)
+
+
+def _orchestration_overhead(store: Path, repeats: int, tag: str = "") -> dict[str, float]:
+    """In this process, warm server: answer_flow (a flow run + 6 task runs) vs the same body without Prefect."""
+    from flows.answer_flow import answer_flow
+
+    out: dict[str, float] = {}
+    t = time.perf_counter()
+    answer_flow(question=f"{QUESTIONS[0]} (warm-up{tag})", store=str(store))
+    out["first flow run in a process"] = time.perf_counter() - t
+    flow_fresh, raw_fresh, flow_cached, raw_cached = [], [], [], []
+    for r in range(repeats):
+        for q in QUESTIONS[:2]:
+            # Fresh questions (nothing cached) for each path, alternating so drift hits both alike.
+            t = time.perf_counter()
+            answer_flow(question=f"{q} (flow {r}{tag})", store=str(store))
+            flow_fresh.append(time.perf_counter() - t)
+            with _tasks_as_plain_functions() as raw:
+                t = time.perf_counter()
+                raw(question=f"{q} (raw {r}{tag})", store=str(store))
+                raw_fresh.append(time.perf_counter() - t)
+            # Same question again: every stage is a cache hit, so what is left is orchestration + store reads.
+            t = time.perf_counter()
+            answer_flow(question=f"{q} (flow {r}{tag})", store=str(store))
+            flow_cached.append(time.perf_counter() - t)
+            with _tasks_as_plain_functions() as raw:
+                t = time.perf_counter()
+                raw(question=f"{q} (raw {r}{tag})", store=str(store))
+                raw_cached.append(time.perf_counter() - t)
+    out["answer run, fresh question: flow"] = statistics.median(flow_fresh)
+    out["answer run, fresh question: raw"] = statistics.median(raw_fresh)
+    out["answer run, all stages cached: flow"] = statistics.median(flow_cached)
+    out["answer run, all stages cached: raw"] = statistics.median(raw_cached)
+    return out
+
+
+def _embedder_load_seconds() -> tuple[float, float, float]:
+    t = time.perf_counter()
+    from stages.adapters.st_embedder import SentenceTransformersEmbedder
+
+    import sentence_transformers  # noqa: F401 - timed on its own: the adapter imports it lazily
+
+    imported = time.perf_counter() - t
+    t = time.perf_counter()
+    emb = SentenceTransformersEmbedder()
+    emb.warm_up()
+    load = time.perf_counter() - t
+    t = time.perf_counter()
+    emb.embed(["What is wrongful gain?"])
+    return imported, load, time.perf_counter() - t
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--store", help="store folder to use (default: a temporary one)")
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--skip-ephemeral", action="store_true", help="skip the ephemeral-server comparison (~30 s)")
+    p.add_argument("--keep", action="store_true", help="leave the store and its Prefect server running")
+    args = p.parse_args(argv)
+
+    tmp = Path(tempfile.mkdtemp(prefix="citebound-bench-"))
+    store = Path(args.store).resolve() if args.store else tmp / "store"
+    os.environ.pop("PREFECT_API_URL", None)
+    store.mkdir(parents=True, exist_ok=True)
+    from flows.settings import configure_process_env
+
+    configure_process_env(store)
+    from flows import server
+
+    was_running = bool((server.server_status(store) or {}).get("healthy"))
+    rows: list[tuple[str, float, str]] = []
+    fresh = tmp / "fresh-store"
+    try:
+        # -- where the time of one process goes
+        rows.append(("python start-up (python -c pass)", _interpreter_seconds(), ""))
+        for label, stmt in (("import prefect", "import prefect"), ("import torch", "import torch"),
+                            ("import transformers", "import transformers"),
+                            ("import sentence_transformers", "import sentence_transformers"),
+                            ("import onnxruntime (already installed, via pymupdf)", "import onnxruntime"),
+                            ("import flows.answer_flow", "import flows.answer_flow"),
+                            ("import flows.cli", "import flows.cli")):
+            rows.append((label, _import_seconds(stmt), ""))
+
+        # -- a warm store: ingested, server up
+        ingest_s = _ensure_ingested(store)
+        if ingest_s is not None:
+            rows.append(("ingest 2 sample docs (first command: + server start)", ingest_s, "reported"))
+
+        # -- first ask on a fresh machine: same documents, no Prefect database, no server yet
+        shutil.copytree(store, fresh, ignore=shutil.ignore_patterns("prefect"))
+        took, ans = _ask(fresh, QUESTIONS[0])
+        rows.append((f"first ask, fresh store (server start + migrate) [{ans['status']}]", took, "reported"))
+        server.stop_server(fresh)
+
+        warm = []
+        for r in range(args.repeats):
+            took, ans = _ask(store, f"{QUESTIONS[r % len(QUESTIONS)]} (cli {r})")
+            warm.append(took)
+        rows.append((f"ask, warm store+server (median of {len(warm)})", statistics.median(warm), "<= 3.0"))
+        rows.append(("ask, warm store+server (max)", max(warm), "<= 3.0"))
+
+        if not args.skip_ephemeral:
+            # Without the background server: Prefect's ephemeral API in every process (database present).
+            eph_home = tmp / "ephemeral-prefect-home"
+            env = _child_env(store, CITEBOUND_PREFECT="ephemeral", PREFECT_HOME=str(eph_home),
+                             PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS="120")
+            first, _ = _ask(store, QUESTIONS[1] + " (ephemeral a)", env=env)
+            second, _ = _ask(store, QUESTIONS[1] + " (ephemeral b)", env=env)
+            rows.append(("ask, ephemeral server, fresh database", first, "reported"))
+            rows.append(("ask, ephemeral server, database present", second, "reported"))
+
+        # -- in this process: the model, and Prefect's own cost per answer run
+        imported, load, encode = _embedder_load_seconds()
+        rows.append(("import sentence_transformers + adapter (in-process)", imported, ""))
+        rows.append(("embedder load: MiniLM weights (in-process)", load, ""))
+        rows.append(("first query encode after load", encode, ""))
+        api_url = server.ensure_server(store)
+        from prefect.settings import PREFECT_API_URL, temporary_settings
+
+        # Prefect read its settings when first imported (before the URL was known): enter it explicitly.
+        with temporary_settings(updates={PREFECT_API_URL: api_url}):
+            overhead = _orchestration_overhead(store, max(1, args.repeats // 2))
+        from flows.runners import local_run_settings
+
+        with local_run_settings(api_url):
+            quick = _orchestration_overhead(store, max(1, args.repeats // 2), tag=" q")
+        for name, result in (("Prefect defaults", overhead), ("local_run_settings: no heartbeat", quick)):
+            rows.append((f"-- in one warm process, {name}", float("nan"), ""))
+            for label, value in result.items():
+                rows.append((f"   {label}", value, ""))
+            fresh_over = result["answer run, fresh question: flow"] - result["answer run, fresh question: raw"]
+            cached_over = result["answer run, all stages cached: flow"] - result["answer run, all stages cached: raw"]
+            rows.append(("   Prefect overhead per answer run (fresh)", fresh_over, "<= 0.5"))
+            rows.append(("   Prefect overhead per answer run (cached)", cached_over, "<= 0.5"))
+    finally:
+        server.stop_server(fresh)
+        if not args.keep and not was_running:
+            server.stop_server(store)
+        if not args.keep and not args.store:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    width = max(len(r[0]) for r in rows)
+    print(f"{'measure'.ljust(width)}  {'seconds':>8}  target")
+    for label, value, target in rows:
+        if value != value:  # a section heading
+            print(label)
+            continue
+        verdict = ""
+        if target.startswith("<="):
+            verdict = "ok" if value <= float(target[2:]) else "MISSED"
+        print(f"{label.ljust(width)}  {value:8.3f}  {target} {verdict}".rstrip())
+    for name, result in (("Prefect defaults", overhead), ("no heartbeat", quick)):
+        ratio = result["answer run, fresh question: flow"] / result["answer run, fresh question: raw"]
+        print(f"ratio flow / raw (fresh question, {name}): {ratio:.1f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,123 @@
+"""Ingestion fanned out on Dask (prefect-dask) gives the same catalog and index as the thread runner.
+
+The remote-scheduler path runs on a local cluster of 2 worker *processes* started by the test; the fake
+HashEmbedder is registered inside each worker process (``client.run``), so no model loads and the test can
+count where the embedding happened. The no-address path (a cluster the runner starts itself) runs with
+thread workers so the in-process fake is visible to them.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from contracts import ArtifactStore, Catalog
+from flows import backends
+from flows.ingest_flow import CATALOG_POINTER, ingest_flow
+from flows.runners import local_dask_cluster_kwargs, make_task_runner
+from flows.settings import Settings
+from tests.fixtures.statutes import PENAL_CODE, WAGES_ACT
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+NOTICE = """SAMPLE NOTICES RULES (test fixture)
+
+1. Display of notices.—Every employer shall display a notice of the minimum rates of wages at the main entrance of the establishment.
+"""
+
+
+def _register_hash_embedder_in_worker() -> int:
+    # Runs inside each Dask worker process: the registry of fakes is per process.
+    from flows import backends as worker_backends
+    from tests.fakes import HashEmbedder
+
+    worker_backends.register_embedder("hash", lambda: HashEmbedder(dim=64))
+    return os.getpid()
+
+
+def _texts_embedded_in_worker() -> int:
+    from flows import backends as worker_backends
+
+    embedder = worker_backends._embedders.get("hash")
+    return embedder.texts_embedded if embedder is not None else 0
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    d = tmp_path / "corpus"
+    d.mkdir()
+    (d / "penal_code.txt").write_text(PENAL_CODE, encoding="utf-8")
+    (d / "wages_act.txt").write_text(WAGES_ACT, encoding="utf-8")
+    (d / "notices.md").write_text(NOTICE, encoding="utf-8")
+    return d
+
+
+@pytest.fixture(scope="module")
+def dask_cluster():
+    """A local Dask cluster of 2 worker processes, reached by address like a remote scheduler."""
+    from distributed import Client, LocalCluster
+
+    cluster = LocalCluster(**local_dask_cluster_kwargs(2, processes=True))
+    client = Client(cluster)
+    try:
+        yield cluster, client
+    finally:
+        client.close()
+        cluster.close()
+
+
+def _ingest(runner, corpus, store_root):  # noqa: ANN001, ANN202
+    return ingest_flow.with_options(task_runner=runner)(
+        paths=[str(corpus)], store=str(store_root), embedder="hash", ocr=False)
+
+
+def _fingerprint(report, store_root):  # noqa: ANN001, ANN202
+    catalog = ArtifactStore(store_root).get(ArtifactStore(store_root).get_pointer(CATALOG_POINTER), Catalog)
+    return (
+        report.index_sha256, report.catalog_sha256, report.n_vectors,
+        [(f.path, f.status, f.doc_code, f.chunk_set_sha256, f.embedding_set_sha256) for f in report.files],
+        [(e.filename, e.doc_code, e.chunk_set_sha256) for e in catalog.entries],
+    )
+
+
+def test_runner_choice_follows_settings():
+    from prefect.task_runners import ThreadPoolTaskRunner
+    from prefect_dask import DaskTaskRunner
+
+    assert isinstance(make_task_runner(Settings(task_runner="thread")), ThreadPoolTaskRunner)
+    remote = make_task_runner(Settings(task_runner="dask", dask_address="tcp://127.0.0.1:8786"))
+    assert isinstance(remote, DaskTaskRunner) and remote.address == "tcp://127.0.0.1:8786"
+    local = make_task_runner(Settings(task_runner="dask", dask_workers=3))
+    assert local.address is None
+    assert (local.cluster_kwargs["n_workers"], local.cluster_kwargs["processes"]) == (3, True)
+
+
+def test_fan_out_on_two_dask_worker_processes_matches_the_thread_runner(
+    prefect_harness, fake_backends, corpus, tmp_path, dask_cluster
+):
+    cluster, client = dask_cluster
+    worker_pids = set(client.run(_register_hash_embedder_in_worker).values())
+    assert len(worker_pids) == 2 and os.getpid() not in worker_pids
+
+    threaded = _ingest(make_task_runner(Settings(task_runner="thread")), corpus, tmp_path / "threads")
+    here = backends.get_embedder("hash")
+    embedded_by_threads = here.texts_embedded
+    assert embedded_by_threads > 0
+
+    runner = make_task_runner(Settings(task_runner="dask", dask_address=cluster.scheduler_address))
+    on_dask = _ingest(runner, corpus, tmp_path / "dask")
+
+    assert [f.status for f in on_dask.files] == ["ingested"] * 3, on_dask.files
+    assert _fingerprint(on_dask, tmp_path / "dask") == _fingerprint(threaded, tmp_path / "threads")
+    assert len({f.doc_code for f in on_dask.files}) == 3
+    # Every text was embedded in the Dask worker processes, none in this one.
+    assert here.texts_embedded == embedded_by_threads
+    assert sum(client.run(_texts_embedded_in_worker).values()) == embedded_by_threads
+
+
+def test_local_cluster_started_by_the_runner_matches_the_thread_runner(prefect_harness, fake_backends, corpus, tmp_path):
+    threaded = _ingest(make_task_runner(Settings(task_runner="thread")), corpus, tmp_path / "threads")
+    runner = make_task_runner(Settings(task_runner="dask", dask_workers=2), processes=False)
+    on_dask = _ingest(runner, corpus, tmp_path / "dask")
+    assert _fingerprint(on_dask, tmp_path / "dask") == _fingerprint(threaded, tmp_path / "threads")
