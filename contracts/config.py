@@ -49,6 +49,8 @@ class ChunkConfig(Contract):
 class EmbedConfig(Contract):
     kind: Literal["embed_config.v1"] = "embed_config.v1"
     batch_size: int = Field(default=64, gt=0)
+    title_weight: float = Field(default=0.5, ge=0.0, lt=1.0)
+    """A chunk with a section title is embedded as normalise((1 - w) * text vector + w * title vector)."""
 
 
 class IndexConfig(Contract):
@@ -57,22 +59,32 @@ class IndexConfig(Contract):
     hnsw_m: int = Field(default=32, gt=1)
     hnsw_ef_construction: int = Field(default=80, gt=0)
     hnsw_ef_search: int = Field(default=64, gt=0)
+    bm25_title_repeat: int = Field(default=2, ge=0)
+    """Extra copies of a chunk's section title in its BM25 document (a title field boost)."""
 
 
 class RetrieveConfig(Contract):
     kind: Literal["retrieve_config.v1"] = "retrieve_config.v1"
     top_k: int = Field(default=5, gt=0, le=100)
     mode: Literal["hybrid", "dense", "bm25"] = "hybrid"
-    rrf_k: int = Field(default=60, gt=0)
+    rrf_k: int = Field(default=30, gt=0)
     candidate_k: int = Field(default=50, gt=0)
     pack_token_budget: int = Field(default=1500, gt=0)
     doc_codes: tuple[str, ...] = ()
     page_min: int | None = None
     page_max: int | None = None
-    dense_weight: float = Field(default=1.0, ge=0.0)
-    """Weight of the dense ranking in weighted reciprocal rank fusion (hybrid mode)."""
+    dense_weight: float = Field(default=3.0, ge=0.0)
+    """Weight of the dense ranking in weighted reciprocal rank fusion (hybrid mode; tuned in bench/retrieval_eval.py)."""
     bm25_weight: float = Field(default=1.0, ge=0.0)
     """Weight of the BM25 ranking in weighted reciprocal rank fusion (hybrid mode)."""
+    intent_weight: float = Field(default=0.5, ge=0.0)
+    """Fused-score bonus (in units of a rank-1 RRF vote) for a chunk whose wording matches the query's intent."""
+    act_weight: float = Field(default=0.5, ge=0.0)
+    """Fused-score bonus (in units of a rank-1 RRF vote) for a chunk of an act the query names ("Penal Code")."""
+    long_query_terms: int = Field(default=32, ge=0)
+    """When > 0, a query with more keywords than this is a long fact pattern rather than a question: fusion
+    uses ``long_query_dense_weight`` and no intent prior (MiniLM reads only the first 256 word pieces)."""
+    long_query_dense_weight: float = Field(default=0.1, ge=0.0)
     resolve_section_refs: bool = True
     """Rank the chunks of sections named in the query ("IPC 420", "Article 21") first."""
 

@@ -35,6 +35,8 @@ class QueryAnalysis(Contract):
     keywords: tuple[str, ...] = ()
     section_refs: tuple[SectionRef, ...] = ()
     expansions: tuple[str, ...] = ()
+    acts: tuple[str, ...] = ()
+    """Acts the query names, with or without a section ("under the Penal Code" -> "IPC")."""
 
 
 class ResultMetadata(Contract):

@@ -1,0 +1,327 @@
+"""Retrieval quality: BM25 alone, dense alone and hybrid, side by side, on two dev sets.
+
+* AILA 2019 statutes (``$CITEBOUND_SHARED_DATA/aila2019-statutes``): 197 statutes, 50 long fact-pattern
+  queries, TREC qrels (2-5 relevant statutes per query; 4 positives name the missing S58).
+* Our IPC question set (``bench/data/ipc_questions.jsonl``): plain-language and by-reference questions,
+  each with the one IPC section that answers it, asked over ALL seven acts of ``indian-acts-json``
+  (1,931 sections), so "IPC 420" must beat CrPC 420 and a question about theft must beat the CrPC.
+
+Chunks: one chunk per statute record ("Section <n>. <title>\\n<text>"), made directly here (the bench does
+not depend on the ingestion stages). Embeddings are cached under ``$TMPDIR/citebound-bench-cache``.
+
+Prints recall@1/5/10, MRR and nDCG@10 per method and set. ``--tune`` grid-searches the fusion
+parameters (rrf_k, dense/BM25 weights) on these same sets (there is no separate held-out split: 10
+AILA training queries are too few); ``--calibrate`` fits the confidence model of ``stages.retrieve``
+and proposes ``GenerationPolicy.min_confidence``.
+
+Usage: .venv/bin/python bench/retrieval_eval.py [--tune] [--calibrate]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import os
+import re
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from contracts import (  # noqa: E402
+    Chunk,
+    ChunkProvenance,
+    ChunkSet,
+    EmbedConfig,
+    IndexConfig,
+    RetrieveConfig,
+    SourceDocument,
+    config_sha256,
+)
+from contracts._base import sha256_text  # noqa: E402
+from stages.embed import embed_chunks  # noqa: E402
+from stages.index import SearchIndex  # noqa: E402
+from stages.lexical import tokenize  # noqa: E402
+from stages.retrieve import retrieve  # noqa: E402
+
+SHARED = Path(os.environ.get("CITEBOUND_SHARED_DATA", ROOT.parent / "shared" / "data")).resolve()
+TENANT, PROJECT = "eval", "eval"
+ACTS = {"IPC": "ipc.json", "CrPC": "crpc.json", "IEA": "iea.json", "NIA": "nia.json", "CPC": "cpc.json",
+        "IDA": "ida.json", "MVA": "MVA.json"}
+_SAFE = re.compile(r"[^A-Za-z0-9_.#-]+")
+
+
+def make_chunk(
+    doc_code: str, filename: str, section: str, title: str, body: str, doc_hash: str, *, heading: bool = True
+) -> Chunk:
+    text = f"Section {section}. {title}\n{body}".strip() if heading else f"{title}\n{body}".strip()
+    provenance = ChunkProvenance(
+        doc_hash=doc_hash, filename=filename, doc_code=doc_code, page=1, page_end=1, char_start=0,
+        char_end=len(text), section_id=_SAFE.sub("_", section) or None, section_title=title or None,
+        origin="json_record", tenant_id=TENANT, project_id=PROJECT,
+    )
+    semantic_id = f"{doc_code}_{_SAFE.sub('_', section)}_0"
+    chunk_id = hashlib.sha256((text + provenance.model_dump_json()).encode()).hexdigest()
+    return Chunk(semantic_id=semantic_id, chunk_id=chunk_id, content_sha256=sha256_text(text), text=text,
+                 provenance=provenance)
+
+
+def act_chunks() -> list[Chunk]:
+    chunks: list[Chunk] = []
+    for code, name in ACTS.items():
+        path = SHARED / "indian-acts-json" / name
+        data = path.read_bytes()
+        doc_hash = hashlib.sha256(data).hexdigest()
+        seen: set[str] = set()
+        for record in json.loads(data):
+            section = str(record.get("Section", record.get("section", ""))).strip()
+            title = str(record.get("section_title", record.get("title", "")) or "").strip()
+            body = str(record.get("section_desc", record.get("description", "")) or "").strip()
+            if not (title or body) or not section or section in seen:
+                continue
+            seen.add(section)
+            chunks.append(make_chunk(code, name, section, title, body, doc_hash))
+    return chunks
+
+
+def aila_chunks() -> list[Chunk]:
+    chunks = []
+    for line in (SHARED / "aila2019-statutes" / "beir" / "corpus.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        text = f"{record['title']}\n{record['text']}"
+        chunks.append(make_chunk("AILA", "corpus.jsonl", record["_id"], record["title"], record["text"],
+                                 sha256_text(text), heading=False))
+    return chunks
+
+
+def aila_queries() -> list[tuple[str, str, set[str]]]:
+    base = SHARED / "aila2019-statutes" / "beir"
+    queries = {json.loads(l)["_id"]: json.loads(l)["text"] for l in (base / "queries.jsonl").read_text().splitlines()}
+    relevant: dict[str, set[str]] = {}
+    for split in ("train.tsv", "test.tsv"):
+        for line in (base / "qrels" / split).read_text().splitlines()[1:]:
+            qid, doc, score = line.split("\t")
+            if int(score) > 0:
+                relevant.setdefault(qid, set()).add(doc)
+    return [(qid, queries[qid], {f"AILA_{d}" for d in relevant[qid]}) for qid in sorted(queries, key=lambda q: int(q.split("Q")[-1]))]
+
+
+def ipc_queries() -> list[tuple[str, str, set[str]]]:
+    rows = [json.loads(l) for l in (ROOT / "bench" / "data" / "ipc_questions.jsonl").read_text().splitlines() if l]
+    return [(r["id"], r["question"], {f"IPC_{r['section']}"}) for r in rows]
+
+
+def squad_questions(n: int) -> list[str]:
+    data = json.loads((SHARED / "squad2-dev-subset" / "dev-v2.0.json").read_text())
+    questions = [qa["question"] for article in data["data"] for para in article["paragraphs"] for qa in para["qas"]]
+    return questions[:: max(1, len(questions) // n)][:n]
+
+
+class MemoEmbedder:
+    """Wraps an embedder and remembers query vectors, so a parameter grid encodes each query once."""
+
+    def __init__(self, inner) -> None:  # noqa: ANN001
+        self.inner = inner
+        self.memo: dict[str, np.ndarray] = {}
+
+    model_name = property(lambda self: self.inner.model_name)
+    model_revision = property(lambda self: self.inner.model_revision)
+    dim = property(lambda self: self.inner.dim)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        missing = [t for t in texts if t not in self.memo]
+        if missing:
+            for t, v in zip(missing, self.inner.embed(missing), strict=True):
+                self.memo[t] = v
+        return np.vstack([self.memo[t] for t in texts])
+
+
+def build_index(
+    chunks: list[Chunk], embedder, embed_cfg: EmbedConfig | None = None, index_cfg: IndexConfig | None = None  # noqa: ANN001
+) -> SearchIndex:
+    embed_cfg = embed_cfg or EmbedConfig()
+    cache_dir = Path(tempfile.gettempdir()) / "citebound-bench-cache"
+    cache_dir.mkdir(exist_ok=True)
+    # Cached vectors depend on the model and on EmbedConfig (title mixing): both go into the file name.
+    key = f"{embedder.model_revision}|{config_sha256(embed_cfg)}"
+    cache_file = cache_dir / f"{hashlib.sha256(key.encode()).hexdigest()[:16]}.npz"
+    cache: dict[str, np.ndarray] = {}
+    if cache_file.exists():
+        with np.load(cache_file) as npz:
+            cache = {k: npz[k] for k in npz.files}
+    source = SourceDocument(path="bench", filename="bench", sha256="0" * 64, size_bytes=0,
+                            media_type="application/json", doc_code="BENCH", tenant_id=TENANT, project_id=PROJECT)
+    started = time.perf_counter()
+    vectors = embed_chunks(ChunkSet(source=source, chunks=tuple(chunks)), embedder, embed_cfg, cache=cache)
+    new = {c.content_sha256: v for c, v in zip(chunks, vectors, strict=True) if c.content_sha256 not in cache}
+    if new:
+        print(f"  embedded {len(new)} chunks in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+        np.savez(cache_file, **{**cache, **new})
+    return SearchIndex.build(chunks, vectors, embedding_model=embedder.model_name,
+                             model_revision=embedder.model_revision, cfg=index_cfg or IndexConfig())
+
+
+def ranked_ids(index: SearchIndex, embedder, query: str, cfg: RetrieveConfig) -> list[str]:  # noqa: ANN001
+    """``<doc_code>_<section_id>`` of each result, best first (so CrPC 420 never counts as IPC 420)."""
+    result = retrieve(query, index, embedder, cfg, tenant_id=TENANT, project_id=PROJECT)
+    return [f"{item.metadata.doc_code}_{item.metadata.section_id}" for item in result.results]
+
+
+def metrics(runs: list[tuple[list[str], set[str]]]) -> dict[str, float]:
+    out = {"R@1": 0.0, "R@5": 0.0, "R@10": 0.0, "MRR": 0.0, "nDCG@10": 0.0}
+    for ranked, relevant in runs:
+        for k in (1, 5, 10):
+            out[f"R@{k}"] += len(relevant & set(ranked[:k])) / len(relevant)
+        first = next((i for i, r in enumerate(ranked[:10], 1) if r in relevant), None)
+        out["MRR"] += 1.0 / first if first else 0.0
+        dcg = sum(1.0 / math.log2(i + 1) for i, r in enumerate(ranked[:10], 1) if r in relevant)
+        ideal = sum(1.0 / math.log2(i + 1) for i in range(1, min(len(relevant), 10) + 1))
+        out["nDCG@10"] += dcg / ideal
+    return {k: v / len(runs) for k, v in out.items()}
+
+
+def evaluate(sets, embedder, cfg: RetrieveConfig) -> dict[tuple[str, str], dict[str, float]]:  # noqa: ANN001
+    table = {}
+    for set_name, (index, queries) in sets.items():
+        for mode in ("bm25", "dense", "hybrid"):
+            mode_cfg = cfg.model_copy(update={"mode": mode, "top_k": 10})
+            runs = []
+            for _, question, relevant in queries:
+                runs.append((ranked_ids(index, embedder, question, mode_cfg), relevant))
+            table[(set_name, mode)] = metrics(runs)
+    return table
+
+
+def print_table(table: dict[tuple[str, str], dict[str, float]]) -> None:
+    columns = ("R@1", "R@5", "R@10", "MRR", "nDCG@10")
+    print(f"{'set':<10}{'method':<8}" + "".join(f"{c:>9}" for c in columns) + "   hybrid >= best single?")
+    for set_name in dict.fromkeys(s for s, _ in table):
+        best = {c: max(table[(set_name, m)][c] for m in ("bm25", "dense")) for c in columns}
+        for mode in ("bm25", "dense", "hybrid"):
+            row = table[(set_name, mode)]
+            verdict = ""
+            if mode == "hybrid":
+                verdict = "yes" if all(row[c] >= best[c] - 1e-9 for c in columns) else "NO: " + ",".join(
+                    c for c in columns if row[c] < best[c] - 1e-9)
+            print(f"{set_name:<10}{mode:<8}" + "".join(f"{row[c]:9.3f}" for c in columns) + f"   {verdict}")
+
+
+def hybrid_ok(table) -> bool:  # noqa: ANN001
+    columns = ("R@1", "R@5", "R@10", "MRR", "nDCG@10")
+    return all(
+        table[(s, "hybrid")][c] >= max(table[(s, "bm25")][c], table[(s, "dense")][c]) - 1e-9
+        for s in dict.fromkeys(s for s, _ in table) for c in columns
+    )
+
+
+def calibrate(sets, embedder, cfg: RetrieveConfig, n_negative: int) -> None:  # noqa: ANN001
+    """Fit confidence = sigmoid(b0 + b1*cosine + b2*coverage) on top-10 items; propose min_confidence."""
+    from stages.query_analysis import analyze_query
+    from stages.retrieve import confidence_of
+
+    features, labels, pack_scores = [], [], {"in-domain": [], "off-topic": []}
+    negatives = squad_questions(n_negative)
+    for index, queries in sets.values():
+        jobs = [(q, rel, True) for _, q, rel in queries] + [(q, set(), False) for q in negatives]
+        for question, relevant, in_domain in jobs:
+            result = retrieve(question, index, embedder, cfg.model_copy(update={"top_k": 10}),
+                              tenant_id=TENANT, project_id=PROJECT)
+            keywords = set(analyze_query(question).keywords)
+            qvec = embedder.embed([question])[0]
+            best = 0.0
+            for item in result.results:
+                chunk_vec = index.vectors_of([index._slot_of[item.metadata.chunk_id]])[0]
+                cosine = float(chunk_vec @ qvec)
+                coverage = len(keywords & set(tokenize(item.content_snippet))) / len(keywords) if keywords else 0.0
+                ident = f"{item.metadata.doc_code}_{item.metadata.section_id}"
+                if "section_ref" in item.matched_by:
+                    continue  # refs get REF_CONFIDENCE; fitting on them would skew the model
+                features.append((1.0, cosine, coverage))
+                labels.append(1.0 if ident in relevant else 0.0)
+                if item.rank <= cfg.top_k:
+                    best = max(best, item.confidence)
+            refs = any("section_ref" in i.matched_by for i in result.results)
+            pack_scores["in-domain" if in_domain else "off-topic"].append(1.0 if refs else best)
+    x, y = np.asarray(features), np.asarray(labels)
+    w = np.zeros(3)
+    for _ in range(50):  # Newton-Raphson for logistic regression, with a little ridge for stability
+        p = 1.0 / (1.0 + np.exp(-(x @ w)))
+        gradient = x.T @ (y - p) - 1e-3 * w
+        hessian = -(x.T * (p * (1 - p))) @ x - 1e-3 * np.eye(3)
+        w -= np.linalg.solve(hessian, gradient)
+    print(f"\nconfidence fit on {len(y)} items ({int(y.sum())} relevant): "
+          f"CONF_BIAS={w[0]:.2f} CONF_COSINE={w[1]:.2f} CONF_COVERAGE={w[2]:.2f}")
+    p = 1.0 / (1.0 + np.exp(-(x @ w)))
+    current = np.asarray([confidence_of(c, v) for _, c, v in features])
+    print("reliability (fitted | in stages.retrieve now): predicted bin -> observed relevant rate, n")
+    for lo in np.arange(0.0, 1.0, 0.1):
+        for name, pred in (("fitted", p), ("current", current)):
+            sel = (pred >= lo) & (pred < lo + 0.1 + (1e-9 if lo >= 0.9 else 0))
+            if sel.any():
+                print(f"  {name:<8}[{lo:.1f},{lo + 0.1:.1f}) observed {y[sel].mean():.3f}  n={int(sel.sum())}")
+    ins, off = np.asarray(pack_scores["in-domain"]), np.asarray(pack_scores["off-topic"])
+    print(f"\npack confidence (current model): in-domain n={len(ins)} median {np.median(ins):.3f}; "
+          f"off-topic n={len(off)} median {np.median(off):.3f}")
+    print("threshold  in-domain kept  off-topic refused")
+    for t in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7):
+        print(f"  {t:.2f}       {np.mean(ins >= t):6.3f}          {np.mean(off < t):6.3f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tune", action="store_true", help="grid-search rrf_k and the fusion weights")
+    parser.add_argument("--calibrate", action="store_true", help="fit the confidence model; propose min_confidence")
+    parser.add_argument("--negatives", type=int, default=150, help="off-topic SQuAD questions for --calibrate")
+    args = parser.parse_args()
+
+    from stages.adapters.st_embedder import SentenceTransformersEmbedder
+
+    real = SentenceTransformersEmbedder()
+    real.warm_up()
+    embedder = MemoEmbedder(real)
+    print("building indexes ...", file=sys.stderr)
+    sets = {
+        "AILA": (build_index(aila_chunks(), real), aila_queries()),
+        "IPC": (build_index(act_chunks(), real), ipc_queries()),
+    }
+    cfg = RetrieveConfig()
+    started = time.perf_counter()
+    table = evaluate(sets, embedder, cfg)
+    print(f"\ndefaults: rrf_k={cfg.rrf_k} dense_weight={cfg.dense_weight} bm25_weight={cfg.bm25_weight} "
+          f"candidate_k={cfg.candidate_k}  ({time.perf_counter() - started:.1f} s)")
+    print_table(table)
+    ipc = sets["IPC"]
+    ref_rows = [(q, rel) for qid, q, rel in ipc[1] if qid.startswith("ipc-r")]
+    ref_first = sum((ranked_ids(ipc[0], embedder, q, cfg) or [""])[0] in rel for q, rel in ref_rows)
+    print(f"\nIPC by-reference questions with that section first (hybrid): {ref_first}/{len(ref_rows)}")
+    for qid, q, rel in ipc[1]:
+        top = ranked_ids(ipc[0], embedder, q, cfg)
+        if not top or top[0] not in rel:
+            print(f"  not first: {qid} {q!r} want {sorted(rel)} got {top[:3]}")
+
+    if args.tune:
+        print("\ngrid (hybrid must be >= the better single method everywhere):")
+        print(f"{'rrf_k':>6}{'w_dense':>9}{'w_bm25':>8}  AILA MRR  AILA nDCG  IPC R@1  IPC MRR  ok")
+        for rrf_k in (5, 10, 20, 30, 60):
+            for w_dense in (0.5, 0.75, 1.0, 1.5, 2.0):
+                trial = cfg.model_copy(update={"rrf_k": rrf_k, "dense_weight": w_dense, "bm25_weight": 1.0})
+                t = evaluate(sets, embedder, trial)
+                print(f"{rrf_k:>6}{w_dense:>9}{1.0:>8}  {t[('AILA', 'hybrid')]['MRR']:8.3f}  "
+                      f"{t[('AILA', 'hybrid')]['nDCG@10']:9.3f}  {t[('IPC', 'hybrid')]['R@1']:7.3f}  "
+                      f"{t[('IPC', 'hybrid')]['MRR']:7.3f}  {'yes' if hybrid_ok(t) else 'no'}")
+    if args.calibrate:
+        calibrate(sets, embedder, cfg, args.negatives)
+
+
+if __name__ == "__main__":
+    main()

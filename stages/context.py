@@ -1,0 +1,102 @@
+"""The ContextPack: exactly what a generator may see and cite, built from a RetrievalResult alone.
+
+Each result becomes a Chunk again (text = ``content_snippet``, provenance from its metadata,
+``content_sha256`` = sha256 of the text), so a stored RetrievalResult is enough to rebuild the pack
+byte for byte. Results are taken in rank order; a result whose text was already taken is skipped; a
+result flagged ``injection_suspected`` goes to ``quarantined`` (never into ``sources``) when
+``policy.quarantine_flagged``; chunks are added while their approximate token count (``approx_tokens``)
+fits ``cfg.pack_token_budget`` (a chunk that does not fit is skipped and a smaller later one may still
+fit; chunks are never cut, since a cut chunk could not be checked against its source). ``sources`` are exactly the semantic ids of the chunks in the pack, and ``context_text``
+is those chunks as ``"[semantic_id]\\n<text>"`` blocks separated by blank lines. The pack's
+``confidence`` is the highest confidence among its chunks (0.0 for an empty pack): the pack is as
+trustworthy as its best evidence, and the generator is told to answer from that.
+
+>>> from contracts import GenerationPolicy, QueryAnalysis, RetrieveConfig, RetrievalResult
+>>> empty = RetrievalResult(query="q", tenant_id="t", project_id="p", top_k=5, results=(), query_analysis=QueryAnalysis())
+>>> pack = build_context_pack(empty, RetrieveConfig(), GenerationPolicy())
+>>> assert (pack.context_text, pack.sources, pack.confidence) == ("", (), 0.0)
+"""
+
+from __future__ import annotations
+
+import math
+
+from contracts._base import sha256_text
+from contracts.answer import GenerationPolicy
+from contracts.config import RetrieveConfig
+from contracts.ingest import Chunk, ChunkProvenance
+from contracts.retrieval import ContextPack, RetrievalResult, RetrievedItem
+
+__all__ = ["build_context_pack", "approx_tokens", "INJECTION_FLAG"]
+
+STAGE_VERSION = "context.v1"
+
+INJECTION_FLAG = "injection_suspected"
+
+
+def approx_tokens(text: str) -> int:
+    """Approximate MiniLM/GPT-style token count: about four characters per token.
+
+    >>> assert approx_tokens("abcd" * 10) == 10
+    """
+    return max(1, math.ceil(len(text) / 4))
+
+
+def _chunk_of(item: RetrievedItem) -> Chunk:
+    m = item.metadata
+    return Chunk(
+        semantic_id=item.source_id,
+        chunk_id=m.chunk_id,
+        content_sha256=sha256_text(item.content_snippet),
+        text=item.content_snippet,
+        provenance=ChunkProvenance(
+            doc_hash=m.doc_hash,
+            filename=m.filename,
+            doc_code=m.doc_code,
+            page=m.page,
+            page_end=m.page_end,
+            char_start=m.char_start,
+            char_end=m.char_end,
+            section_id=m.section_id,
+            section_title=m.section_title,
+            origin=m.origin,
+            ocr_confidence=m.ocr_confidence,
+            tenant_id=m.tenant_id,
+            project_id=m.project_id,
+        ),
+        flags=m.flags,
+    )
+
+
+def build_context_pack(result: RetrievalResult, cfg: RetrieveConfig, policy: GenerationPolicy) -> ContextPack:
+    """De-duplicated, rank-ordered, budgeted pack of the result's chunks (see the module docstring)."""
+    taken: list[tuple[RetrievedItem, Chunk]] = []
+    quarantined: list[str] = []
+    seen_texts: set[str] = set()
+    seen_ids: set[str] = set()
+    used_tokens = 0
+    for item in sorted(result.results, key=lambda i: i.rank):
+        if INJECTION_FLAG in item.metadata.flags and policy.quarantine_flagged:
+            if item.source_id not in quarantined:
+                quarantined.append(item.source_id)
+            continue
+        text_key = " ".join(item.content_snippet.split())
+        if text_key in seen_texts or item.source_id in seen_ids:
+            continue
+        cost = approx_tokens(item.content_snippet)
+        if used_tokens + cost > cfg.pack_token_budget:
+            continue
+        seen_texts.add(text_key)
+        seen_ids.add(item.source_id)
+        used_tokens += cost
+        taken.append((item, _chunk_of(item)))
+    chunks = tuple(chunk for _, chunk in taken)
+    return ContextPack(
+        query=result.query,
+        query_analysis=result.query_analysis,
+        context_text="\n\n".join(f"[{c.semantic_id}]\n{c.text}" for c in chunks),
+        sources=tuple(c.semantic_id for c in chunks),
+        chunks=chunks,
+        confidence=max((item.confidence for item, _ in taken), default=0.0),
+        quarantined=tuple(quarantined),
+    )

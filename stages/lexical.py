@@ -1,0 +1,158 @@
+"""BM25 over chunk texts with ``bm25s``, scored sparsely so a query never touches every document.
+
+``bm25s`` precomputes each (term, document) BM25 contribution into a sparse matrix; we keep that matrix
+and score a query by gathering only the columns of its terms (cost ~ postings of the query terms, no
+array over the whole corpus). Tenant/project/metadata filtering is a boolean mask over documents,
+applied to the gathered postings before ranking, so a filtered-out document never enters the top k.
+
+Persistence is in memory: ``to_bytes()`` packs the score matrix, vocabulary and parameters into one
+``.npz`` byte string (``bm25s.BM25.save`` only writes to a directory, which stages may not do).
+
+>>> lex = LexicalIndex.build(["Whoever commits theft shall be punished", "Definition of murder"])
+>>> docs, scores = lex.search(tokenize("punishment for theft"), k=2)
+>>> assert list(docs) == [0] and scores[0] > 0
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from collections.abc import Sequence
+
+import bm25s
+import numpy as np
+
+from contracts.errors import ArtifactCorruptError
+
+__all__ = ["LexicalIndex", "tokenize", "stem", "STOPWORDS"]
+
+STAGE_VERSION = "lexical.v1"
+
+_TOKEN = re.compile(r"[a-z0-9]+")
+
+# A short English stop list: function words only, so that legal words ("act", "shall") stay searchable.
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before being below
+    between both but by can could did do does doing down during each few for from further had has have having
+    he her here hers herself him himself his how i if in into is it its itself just me more most my myself no
+    nor not now of off on once only or other our ours ourselves out over own same she should so some such than
+    that the their theirs them themselves then there these they this those through to too under until up very
+    was we were what when where which while who whom why will with would you your yours yourself yourselves
+    someone somebody anyone anybody something thing things get gets got""".split()
+)
+
+_BM25_PARAMS = {"k1": 1.2, "b": 0.75, "method": "lucene"}
+
+
+def stem(word: str) -> str:
+    """A deliberately light suffix stripper (plural/-ing/-ed) so "thefts"/"theft" and "cheating"/"cheat" meet.
+
+    >>> assert [stem(w) for w in ("offences", "cheating", "punished", "class", "420")] == ["offence", "cheat", "punish", "class", "420"]
+    """
+    if len(word) <= 3 or word.isdigit():
+        return word
+    for suffix, keep in (("ies", "y"), ("ing", ""), ("ed", "")):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)] + keep
+    if word.endswith("es") and word[-3:-2] in ("c", "s", "x", "z", "h") and not word.endswith("ses"):
+        return word[:-1]
+    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-case alphanumeric tokens, stop words dropped, lightly stemmed ("498A" stays "498a").
+
+    >>> assert tokenize("The punishment for Cheating under s. 420") == ["punishment", "cheat", "420"]
+    """
+    return [stem(t) for t in _TOKEN.findall(text.lower()) if t not in STOPWORDS and (len(t) > 1 or t.isdigit())]
+
+
+class LexicalIndex:
+    """An immutable BM25 index over documents numbered 0..n-1 in the order given to ``build``."""
+
+    def __init__(self, model: bm25s.BM25, n_docs: int) -> None:
+        self._model = model
+        self._n_docs = n_docs
+        self._vocab: dict[str, int] = model.vocab_dict
+        self._indptr: np.ndarray = model.scores["indptr"]
+        self._indices: np.ndarray = model.scores["indices"]
+        self._data: np.ndarray = model.scores["data"]
+
+    @classmethod
+    def build(cls, texts: Sequence[str]) -> LexicalIndex:
+        model = bm25s.BM25(**_BM25_PARAMS)
+        # An empty token list would make bm25s refuse the corpus; "" is its own placeholder for empty documents.
+        corpus_tokens = [tokenize(t) or [""] for t in texts]
+        if not corpus_tokens:
+            corpus_tokens = [[""]]
+        model.index(corpus_tokens, show_progress=False)
+        return cls(model, len(texts))
+
+    @property
+    def n_docs(self) -> int:
+        return self._n_docs
+
+    def search(
+        self, terms: Sequence[str], k: int, allowed: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Top-k (document positions, BM25 scores) for already-tokenized terms, best first.
+
+        ``allowed`` is a boolean mask over documents (True = may be returned); documents outside it are
+        dropped before ranking. Only documents sharing at least one term with the query are returned.
+        """
+        term_ids = sorted({self._vocab[t] for t in terms if t and t in self._vocab})
+        if not term_ids or self._n_docs == 0:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        spans = [(int(self._indptr[t]), int(self._indptr[t + 1])) for t in term_ids]
+        docs = np.concatenate([self._indices[a:b] for a, b in spans]).astype(np.int64, copy=False)
+        contributions = np.concatenate([self._data[a:b] for a, b in spans])
+        if allowed is not None:
+            keep = allowed[docs]
+            docs, contributions = docs[keep], contributions[keep]
+        if docs.size == 0:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        unique_docs, inverse = np.unique(docs, return_inverse=True)
+        totals = np.bincount(inverse, weights=contributions).astype(np.float32)
+        if totals.size > k:
+            top = np.argpartition(-totals, k - 1)[:k]
+        else:
+            top = np.arange(totals.size)
+        # Ties broken by document position so results are deterministic.
+        order = np.lexsort((unique_docs[top], -totals[top]))
+        top = top[order]
+        return unique_docs[top], totals[top]
+
+    def to_bytes(self) -> bytes:
+        vocab_json = json.dumps(self._vocab, sort_keys=True).encode("utf-8")
+        buffer = io.BytesIO()
+        np.savez(
+            buffer,
+            data=self._data,
+            indices=self._indices,
+            indptr=self._indptr,
+            n_docs=np.array([self._n_docs, int(self._model.scores["num_docs"])], dtype=np.int64),
+            vocab=np.frombuffer(vocab_json, dtype=np.uint8),
+        )
+        return buffer.getvalue()
+
+    @classmethod
+    def from_bytes(cls, blob: bytes) -> LexicalIndex:
+        try:
+            with np.load(io.BytesIO(blob), allow_pickle=False) as npz:
+                n_docs, num_docs = (int(x) for x in npz["n_docs"])
+                model = bm25s.BM25(**_BM25_PARAMS)
+                model.scores = {
+                    "data": npz["data"],
+                    "indices": npz["indices"],
+                    "indptr": npz["indptr"],
+                    "num_docs": num_docs,
+                }
+                model.vocab_dict = json.loads(npz["vocab"].tobytes().decode("utf-8"))
+        except (ValueError, KeyError, OSError) as exc:
+            raise ArtifactCorruptError(f"BM25 blob is not a citebound lexical index: {exc}") from exc
+        model.unique_token_ids_set = set(model.vocab_dict.values())
+        model.nonoccurrence_array = None
+        return cls(model, n_docs)

@@ -1,0 +1,240 @@
+"""Hybrid retrieval: dense (FAISS) + BM25 fused by weighted reciprocal rank fusion, section references first.
+
+Query path (lean: one encode, no array over the whole corpus): analyse the query; compile (or reuse the
+cached) tenant/project/metadata filter; encode the query once; take ``candidate_k`` dense and
+``candidate_k`` BM25 hits, both filtered inside the search; fuse with
+``score = dense_weight / (rrf_k + dense_rank) + bm25_weight / (rrf_k + bm25_rank)``; put the chunks of
+sections the query names explicitly ("IPC 420", "s. 2 of the Minimum Wages Act", "Article 21") first
+(their score gets +1 so scores stay monotonic in rank); keep ``top_k``.
+
+Section references. A reference's act ("IPC", "Penal Code", "Minimum Wages Act") is resolved against the
+doc codes actually in the index: equal ignoring case, a known alias of it (``DOC_CODE_ALIASES``), the act
+name appearing as words in the doc code ("Minimum_Wages_Act_1948"), or the doc code's initials. The
+section number is matched against ``Chunk.provenance.section_id`` ("420", "IPC_420", "Section_420").
+Referenced chunks outside the tenant/project filter are never returned.
+
+Confidence (per result, in [0, 1]) estimates the probability that the chunk is relevant to the query:
+``sigmoid(CONF_BIAS + CONF_COSINE * cosine + CONF_COVERAGE * coverage)``, where ``cosine`` is the dense
+similarity of query and chunk and ``coverage`` the share of the query's keywords found in the chunk.
+A chunk that an explicit section reference resolved to gets at least ``REF_CONFIDENCE``. The
+coefficients were fitted by logistic regression (``bench/retrieval_eval.py --calibrate``) on the top-10
+results of the dev queries: AILA 2019 statute queries (qrels positives = relevant), our IPC question set
+(the gold section = relevant) and off-topic SQuAD 2.0 questions (everything retrieved = irrelevant),
+over the IPC + AILA statutes with all-MiniLM-L6-v2. See that script's output for the fit and the
+reliability table.
+
+>>> result = retrieve("IPC 420", index, embedder, RetrieveConfig(), tenant_id="t", project_id="p")  # doctest: +SKIP
+>>> assert result.results[0].metadata.section_id in ("420", "IPC_420")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+
+from contracts.config import RetrieveConfig
+from contracts.errors import IndexMismatchError, StageInvariantError
+from contracts.retrieval import QueryAnalysis, ResultMetadata, RetrievalResult, RetrievedItem, SectionRef
+from stages.index import SearchFilter, SearchIndex
+from stages.lexical import tokenize
+from stages.ports import Embedder
+from stages.query_analysis import DOC_CODE_ALIASES, analyze_query, canonical_doc_code
+
+__all__ = ["retrieve", "confidence_of", "resolve_doc_codes", "REF_CONFIDENCE"]
+
+STAGE_VERSION = "retrieve.v1"
+
+# Fitted by bench/retrieval_eval.py --calibrate (see the module docstring).
+CONF_BIAS = -9.0
+CONF_COSINE = 14.0
+CONF_COVERAGE = 3.0
+REF_CONFIDENCE = 0.95
+
+_CONSTITUTION_CODES = ("COI",)
+_NON_WORD = re.compile(r"[^a-z0-9]+")
+
+
+def confidence_of(cosine: float, coverage: float, section_ref: bool = False) -> float:
+    """Calibrated probability that a retrieved chunk is relevant (see the module docstring).
+
+    >>> assert confidence_of(0.9, 1.0) > 0.9 > 0.1 > confidence_of(0.1, 0.0)
+    >>> assert confidence_of(0.1, 0.0, section_ref=True) == REF_CONFIDENCE
+    """
+    logit = CONF_BIAS + CONF_COSINE * cosine + CONF_COVERAGE * coverage
+    probability = 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, logit))))
+    if section_ref:
+        probability = max(probability, REF_CONFIDENCE)
+    return float(min(1.0, max(0.0, probability)))
+
+
+def _words(text: str) -> str:
+    return " " + " ".join(_NON_WORD.sub(" ", text.lower()).split()) + " "
+
+
+def resolve_doc_codes(name: str, doc_codes: frozenset[str]) -> frozenset[str]:
+    """The doc codes in an index that an act name from a query refers to.
+
+    >>> assert resolve_doc_codes("IPC", frozenset({"IPC", "CrPC"})) == {"IPC"}
+    >>> assert resolve_doc_codes("Minimum Wages Act", frozenset({"Minimum_Wages_Act_1948", "IPC"})) == {"Minimum_Wages_Act_1948"}
+    """
+    canonical = canonical_doc_code(name) or name
+    phrases = {_words(a) for a in DOC_CODE_ALIASES.get(canonical, ())} | {_words(name), _words(canonical)}
+    phrases.discard("  ")
+    wanted_initials = _NON_WORD.sub("", canonical.lower())
+    out = set()
+    for code in doc_codes:
+        code_words = _words(code)
+        initials = "".join(w[0] for w in code_words.split() if not w.isdigit())
+        if code.lower() == canonical.lower() or any(p in code_words for p in phrases) or initials == wanted_initials:
+            out.add(code)
+    return frozenset(out)
+
+
+def _section_ref_slots(refs: tuple[SectionRef, ...], index: SearchIndex, allowed: np.ndarray) -> list[int]:
+    slots: list[int] = []
+    codes = index.doc_codes
+    for ref in refs:
+        doc_filter: frozenset[str] | None = None
+        if ref.doc_code:
+            doc_filter = resolve_doc_codes(ref.doc_code, codes)
+            if not doc_filter:
+                continue  # the act named is not in this index: never match another act's section of that number
+        hits = index.section_slots(ref.section, ref.level, doc_filter)
+        if ref.level == "article":
+            # Constitution chunks may carry plain numbers as section ids.
+            constitution = frozenset(c for name in _CONSTITUTION_CODES for c in resolve_doc_codes(name, codes))
+            hits = hits + [s for s in index.section_slots(ref.section, "section", constitution) if s not in hits]
+        slots.extend(s for s in hits if allowed[s] and s not in slots)
+    return slots
+
+
+def _ranked(slots: np.ndarray) -> dict[int, int]:
+    return {int(s): rank for rank, s in enumerate(slots, start=1)}
+
+
+def _query_terms(analysis: QueryAnalysis) -> list[str]:
+    terms = list(analysis.keywords)
+    for phrase in analysis.expansions:
+        terms.extend(t for t in tokenize(phrase) if t not in terms)
+    return terms
+
+
+def retrieve(
+    query: str,
+    index: SearchIndex,
+    embedder: Embedder,
+    cfg: RetrieveConfig,
+    *,
+    tenant_id: str,
+    project_id: str,
+) -> RetrievalResult:
+    """The ``cfg.top_k`` best chunks of one tenant/project for ``query`` (see the module docstring)."""
+    if embedder.model_name != index.embedding_model or embedder.dim != index.dim:
+        raise IndexMismatchError(
+            f"the index holds {index.embedding_model} vectors (dim {index.dim}); the query embedder is "
+            f"{embedder.model_name} (dim {embedder.dim})"
+        )
+    analysis = analyze_query(query)
+    allowed = index.compile_filter(
+        SearchFilter(tenant_id, project_id, tuple(cfg.doc_codes), cfg.page_min, cfg.page_max)
+    )
+    candidate_k = max(cfg.candidate_k, cfg.top_k)
+    hybrid = cfg.mode == "hybrid"
+    query_vector = embedder.embed([query])[0]
+
+    dense_rank: dict[int, int] = {}
+    bm25_rank: dict[int, int] = {}
+    if cfg.mode in ("hybrid", "dense"):
+        dense_slots, _ = index.dense_search(query_vector, candidate_k, allowed)
+        dense_rank = _ranked(dense_slots)
+    if cfg.mode in ("hybrid", "bm25"):
+        bm25_slots, _ = index.lexical_search(_query_terms(analysis), candidate_k, allowed)
+        bm25_rank = _ranked(bm25_slots)
+
+    long_query = bool(cfg.long_query_terms) and len(analysis.keywords) > cfg.long_query_terms
+    dense_weight = cfg.dense_weight if hybrid else 1.0
+    if hybrid and long_query:
+        dense_weight = cfg.long_query_dense_weight
+    bm25_weight = cfg.bm25_weight if hybrid else 1.0
+    fused: dict[int, float] = {}
+    for slot, rank in dense_rank.items():
+        fused[slot] = dense_weight / (cfg.rrf_k + rank)
+    for slot, rank in bm25_rank.items():
+        fused[slot] = fused.get(slot, 0.0) + bm25_weight / (cfg.rrf_k + rank)
+
+    # The priors below are part of hybrid mode only, so that "dense" and "bm25" stay the plain methods.
+    # A long query is a fact pattern, not a question: its cue words say nothing about the intent.
+    if hybrid and cfg.intent_weight and analysis.intent != "general" and not long_query:
+        # Favour provisions whose own wording answers the kind of question asked ("shall be punished" for
+        # a punishment question): one bonus the size of an intent_weight-weighted rank-1 vote.
+        bonus = cfg.intent_weight / (cfg.rrf_k + 1)
+        for slot in fused:
+            if analysis.intent in index.provision_kinds_at(slot):
+                fused[slot] += bonus
+
+    if hybrid and cfg.act_weight and analysis.acts:
+        named = frozenset().union(*(resolve_doc_codes(act, index.doc_codes) for act in analysis.acts))
+        bonus = cfg.act_weight / (cfg.rrf_k + 1)
+        for slot in fused:
+            if index.chunk_at(slot).provenance.doc_code in named:
+                fused[slot] += bonus
+
+    ref_slots = _section_ref_slots(analysis.section_refs, index, allowed.mask) if cfg.resolve_section_refs else []
+    ref_set = set(ref_slots)
+    for slot in ref_slots:
+        fused[slot] = fused.get(slot, 0.0) + 1.0
+    # Ties broken by slot so that equal scores always come out in the same order.
+    ordered = sorted(fused, key=lambda s: (-fused[s], s))[: cfg.top_k]
+
+    cosines = index.vectors_of(ordered) @ query_vector if ordered else np.zeros(0, dtype=np.float32)
+    keywords = set(analysis.keywords)
+    items = []
+    for rank, (slot, cosine) in enumerate(zip(ordered, cosines, strict=True), start=1):
+        chunk = index.chunk_at(slot)
+        p = chunk.provenance
+        if p.tenant_id != tenant_id or p.project_id != project_id or not allowed.mask[slot]:
+            raise StageInvariantError(f"filter leak: slot {slot} of tenant {p.tenant_id!r} reached a result")
+        coverage = len(keywords & set(tokenize(chunk.text))) / len(keywords) if keywords else 0.0
+        matched_by = tuple(
+            name
+            for name, hit in (("dense", slot in dense_rank), ("bm25", slot in bm25_rank), ("section_ref", slot in ref_set))
+            if hit
+        )
+        items.append(
+            RetrievedItem(
+                source_id=chunk.semantic_id,
+                content_snippet=chunk.text,
+                score=float(fused[slot]),
+                confidence=confidence_of(float(cosine), coverage, section_ref=slot in ref_set),
+                rank=rank,
+                metadata=ResultMetadata(
+                    filename=p.filename,
+                    page=p.page,
+                    page_end=p.page_end,
+                    section_id=p.section_id,
+                    section_title=p.section_title,
+                    doc_hash=p.doc_hash,
+                    doc_code=p.doc_code,
+                    chunk_id=chunk.chunk_id,
+                    origin=p.origin,
+                    ocr_confidence=p.ocr_confidence,
+                    char_start=p.char_start,
+                    char_end=p.char_end,
+                    tenant_id=p.tenant_id,
+                    project_id=p.project_id,
+                    flags=chunk.flags,
+                ),
+                matched_by=matched_by,
+            )
+        )
+    return RetrievalResult(
+        query=query,
+        tenant_id=tenant_id,
+        project_id=project_id,
+        top_k=cfg.top_k,
+        mode=cfg.mode,
+        results=tuple(items),
+        query_analysis=analysis,
+    )
