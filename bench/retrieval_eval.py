@@ -225,56 +225,55 @@ def hybrid_ok(table) -> bool:  # noqa: ANN001
 
 
 def calibrate(sets, embedder, cfg: RetrieveConfig, n_negative: int) -> None:  # noqa: ANN001
-    """Fit confidence = sigmoid(b0 + b1*cosine + b2*coverage) on top-10 items; propose min_confidence."""
+    """Fit confidence = sigmoid(b0 + b1*cosine + b2*coverage) on each query's top result; propose min_confidence.
+
+    One example per query whose top result was not reached through a section reference (those get
+    REF_CONFIDENCE): the features of its top result, labelled 1 when that result is a relevant statute (qrels / the gold IPC
+    section) and 0 otherwise; every off-topic SQuAD question contributes a 0 per index. The confidence
+    therefore estimates "the best chunk is the right one", which is what the refusal threshold needs.
+    """
     from stages.query_analysis import analyze_query
     from stages.retrieve import confidence_of
 
-    features, labels, pack_scores = [], [], {"in-domain": [], "off-topic": []}
+    rows: list[tuple[str, float, float, float]] = []  # (group, cosine, coverage, label)
     negatives = squad_questions(n_negative)
-    for index, queries in sets.values():
-        jobs = [(q, rel, True) for _, q, rel in queries] + [(q, set(), False) for q in negatives]
-        for question, relevant, in_domain in jobs:
-            result = retrieve(question, index, embedder, cfg.model_copy(update={"top_k": 10}),
-                              tenant_id=TENANT, project_id=PROJECT)
+    for set_name, (index, queries) in sets.items():
+        jobs = [(set_name, q, rel) for _, q, rel in queries] + [("off-topic", q, set()) for q in negatives]
+        for group, question, relevant in jobs:
+            result = retrieve(question, index, embedder, cfg, tenant_id=TENANT, project_id=PROJECT)
+            if not result.results or "section_ref" in result.results[0].matched_by:
+                continue  # answered by an explicit reference: REF_CONFIDENCE, not this model
+            top = result.results[0]
             keywords = set(analyze_query(question).keywords)
             qvec = embedder.embed([question])[0]
-            best = 0.0
-            for item in result.results:
-                chunk_vec = index.vectors_of([index._slot_of[item.metadata.chunk_id]])[0]
-                cosine = float(chunk_vec @ qvec)
-                coverage = len(keywords & set(tokenize(item.content_snippet))) / len(keywords) if keywords else 0.0
-                ident = f"{item.metadata.doc_code}_{item.metadata.section_id}"
-                if "section_ref" in item.matched_by:
-                    continue  # refs get REF_CONFIDENCE; fitting on them would skew the model
-                features.append((1.0, cosine, coverage))
-                labels.append(1.0 if ident in relevant else 0.0)
-                if item.rank <= cfg.top_k:
-                    best = max(best, item.confidence)
-            refs = any("section_ref" in i.matched_by for i in result.results)
-            pack_scores["in-domain" if in_domain else "off-topic"].append(1.0 if refs else best)
-    x, y = np.asarray(features), np.asarray(labels)
+            cosine = float(index.vectors_of([index._slot_of[top.metadata.chunk_id]])[0] @ qvec)
+            coverage = len(keywords & set(tokenize(top.content_snippet))) / len(keywords) if keywords else 0.0
+            label = 1.0 if f"{top.metadata.doc_code}_{top.metadata.section_id}" in relevant else 0.0
+            rows.append((group, cosine, coverage, label))
+    x = np.asarray([(1.0, c, v) for _, c, v, _ in rows])
+    y = np.asarray([label for *_, label in rows])
     w = np.zeros(3)
     for _ in range(50):  # Newton-Raphson for logistic regression, with a little ridge for stability
         p = 1.0 / (1.0 + np.exp(-(x @ w)))
-        gradient = x.T @ (y - p) - 1e-3 * w
-        hessian = -(x.T * (p * (1 - p))) @ x - 1e-3 * np.eye(3)
+        gradient = x.T @ (y - p) - 1e-2 * w
+        hessian = -(x.T * (p * (1 - p))) @ x - 1e-2 * np.eye(3)
         w -= np.linalg.solve(hessian, gradient)
-    print(f"\nconfidence fit on {len(y)} items ({int(y.sum())} relevant): "
+    print(f"\nconfidence fit on {len(y)} top results ({int(y.sum())} right): "
           f"CONF_BIAS={w[0]:.2f} CONF_COSINE={w[1]:.2f} CONF_COVERAGE={w[2]:.2f}")
-    p = 1.0 / (1.0 + np.exp(-(x @ w)))
-    current = np.asarray([confidence_of(c, v) for _, c, v in features])
-    print("reliability (fitted | in stages.retrieve now): predicted bin -> observed relevant rate, n")
-    for lo in np.arange(0.0, 1.0, 0.1):
-        for name, pred in (("fitted", p), ("current", current)):
-            sel = (pred >= lo) & (pred < lo + 0.1 + (1e-9 if lo >= 0.9 else 0))
-            if sel.any():
-                print(f"  {name:<8}[{lo:.1f},{lo + 0.1:.1f}) observed {y[sel].mean():.3f}  n={int(sel.sum())}")
-    ins, off = np.asarray(pack_scores["in-domain"]), np.asarray(pack_scores["off-topic"])
-    print(f"\npack confidence (current model): in-domain n={len(ins)} median {np.median(ins):.3f}; "
-          f"off-topic n={len(off)} median {np.median(off):.3f}")
-    print("threshold  in-domain kept  off-topic refused")
-    for t in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7):
-        print(f"  {t:.2f}       {np.mean(ins >= t):6.3f}          {np.mean(off < t):6.3f}")
+    current = np.asarray([confidence_of(c, v) for _, c, v, _ in rows])
+    print("reliability of stages.retrieve's confidence: predicted bin -> observed rate of right top results, n")
+    for lo in np.arange(0.0, 1.0, 0.2):
+        sel = (current >= lo) & (current < lo + 0.2 + (1e-9 if lo >= 0.8 else 0))
+        if sel.any():
+            print(f"  [{lo:.1f},{lo + 0.2:.1f})  predicted {current[sel].mean():.3f}  observed {y[sel].mean():.3f}  n={int(sel.sum())}")
+    groups = np.asarray([g for g, *_ in rows])
+    print("\nthreshold  refused: " + "  ".join(f"{g:>10}" for g in ("IPC", "AILA", "off-topic")) + "   IPC right&kept")
+    ipc = groups == "IPC"
+    for t in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6):
+        refused = {g: np.mean(current[groups == g] < t) for g in ("IPC", "AILA", "off-topic")}
+        kept_right = np.mean((current[ipc] >= t) & (y[ipc] == 1))
+        print(f"  {t:.2f}              " + "  ".join(f"{refused[g]:10.3f}" for g in ("IPC", "AILA", "off-topic"))
+              + f"   {kept_right:.3f}")
 
 
 def main() -> None:

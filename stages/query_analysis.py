@@ -73,7 +73,7 @@ _INTENT_CUES: tuple[tuple[QueryIntent, re.Pattern[str]], ...] = (
     (
         "procedure",
         re.compile(
-            r"\b(how (?:do|can|to|does|should)|procedure|process|steps?|file an?|apply|application|"
+            r"\b(how (?:do|can|to|does|should)|procedure|process|steps?|file an?|apply for|application for|"
             r"complaint|who can (?:file|arrest)|arrest\w*|bail|summons|appeal)\b",
             re.IGNORECASE,
         ),

@@ -47,9 +47,9 @@ __all__ = ["retrieve", "confidence_of", "resolve_doc_codes", "REF_CONFIDENCE"]
 STAGE_VERSION = "retrieve.v1"
 
 # Fitted by bench/retrieval_eval.py --calibrate (see the module docstring).
-CONF_BIAS = -9.0
-CONF_COSINE = 14.0
-CONF_COVERAGE = 3.0
+CONF_BIAS = -7.12
+CONF_COSINE = 10.24
+CONF_COVERAGE = 1.62
 REF_CONFIDENCE = 0.95
 
 _CONSTITUTION_CODES = ("COI",)

@@ -1,0 +1,70 @@
+"""embed_chunks: chunk order, normalisation, title mixing, and the content-hash cache that skips re-embedding."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from contracts import ChunkSet, EmbedConfig, SourceDocument
+from stages.embed import embed_chunks
+from tests.fakes import HashEmbedder
+from tests.stages.test_index import make_chunk
+
+pytestmark = pytest.mark.unit
+
+SOURCE = SourceDocument(path="ipc.json", filename="ipc.json", sha256="0" * 64, size_bytes=1,
+                        media_type="application/json", doc_code="IPC", tenant_id="t1", project_id="p1")
+
+
+def chunk_set(*chunks) -> ChunkSet:
+    return ChunkSet(source=SOURCE, chunks=tuple(chunks))
+
+
+def test_rows_follow_chunk_order_and_are_normalised():
+    chunks = [make_chunk(f"text number {i} about theft", section=str(i)) for i in range(5)]
+    embedder = HashEmbedder()
+    vectors = embed_chunks(chunk_set(*chunks), embedder, EmbedConfig(batch_size=2))
+    assert vectors.shape == (5, embedder.dim) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-6)
+    assert np.allclose(vectors, HashEmbedder().embed([c.text for c in chunks]), atol=1e-6)
+    assert embedder.calls == 3, "5 texts in batches of 2"
+
+
+def test_cached_content_is_not_embedded_again():
+    chunks = [make_chunk(f"section text {i}", section=str(i)) for i in range(4)]
+    first = embed_chunks(chunk_set(*chunks), HashEmbedder(), EmbedConfig())
+    cache = {c.content_sha256: v for c, v in zip(chunks[:3], first[:3], strict=True)}
+    embedder = HashEmbedder()
+    again = embed_chunks(chunk_set(*chunks), embedder, EmbedConfig(), cache=cache)
+    assert embedder.texts_embedded == 1, "only the chunk missing from the cache is embedded"
+    assert np.allclose(again, first, atol=1e-6)
+
+
+def test_cache_entries_of_another_dimension_are_ignored():
+    chunk = make_chunk("section text", section="1")
+    embedder = HashEmbedder(dim=64)
+    vectors = embed_chunks(chunk_set(chunk), embedder, EmbedConfig(), cache={chunk.content_sha256: np.ones(8)})
+    assert embedder.texts_embedded == 1 and vectors.shape == (1, 64)
+
+
+def test_identical_texts_are_embedded_once():
+    chunks = [make_chunk("same words", section="1"), make_chunk("same words", section="2")]
+    embedder = HashEmbedder()
+    vectors = embed_chunks(chunk_set(*chunks), embedder, EmbedConfig())
+    assert embedder.texts_embedded == 1 and np.allclose(vectors[0], vectors[1])
+
+
+def test_section_title_is_mixed_into_the_vector():
+    titled = make_chunk("Whoever commits theft shall be punished", section="379", title="Punishment for theft")
+    embedder = HashEmbedder()
+    mixed = embed_chunks(chunk_set(titled), embedder, EmbedConfig(title_weight=0.5))[0]
+    plain = embed_chunks(chunk_set(titled), embedder, EmbedConfig(title_weight=0.0))[0]
+    text_vec, title_vec = embedder.embed([titled.text, "Punishment for theft"])
+    expected = 0.5 * text_vec + 0.5 * title_vec
+    assert np.allclose(mixed, expected / np.linalg.norm(expected), atol=1e-6)
+    assert np.allclose(plain, text_vec, atol=1e-6)
+    assert float(mixed @ title_vec) > float(plain @ title_vec)
+
+
+def test_empty_chunk_set_gives_an_empty_matrix():
+    assert embed_chunks(chunk_set(), HashEmbedder(dim=16), EmbedConfig()).shape == (0, 16)
