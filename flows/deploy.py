@@ -113,16 +113,10 @@ def deploy_all(store_root: Path, api_url: str, *, source_dir: Path | None = None
 
 
 def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except OSError:
-        return False
-    # A zombie (exited child not yet reaped) still answers kill(0): ask /proc when it exists.
-    stat = Path(f"/proc/{pid}/stat")
-    try:
-        return stat.read_text().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return True
+    # The same check stop_server uses (it reaps our own exited children, which kill(0) would still find).
+    from flows.server import _alive as process_alive
+
+    return process_alive(pid)
 
 
 def worker_status(store_root: Path) -> dict[str, Any] | None:

@@ -43,6 +43,17 @@ def _free_port() -> int:
 
 
 def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return False  # waitpid(0 or negative) would reap *any* child of ours
+    try:
+        # Our own child that has exited is a zombie until reaped, and kill(0) still finds a zombie:
+        # reap it here, else stop_server waits its full timeout and then SIGKILLs a process already gone.
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return False
+    except ChildProcessError:
+        pass  # not our child: its parent reaps it
+    except OSError:
+        return False
     try:
         os.kill(pid, 0)
     except OSError:
