@@ -310,7 +310,7 @@ def retrieve_task(
         request = store.get(request_ref, AnswerRequest)
         index = load_search_index(store_root, index_ref, embedder_name)
         result = retrieve.retrieve(
-            request.query, index, get_embedder(embedder_name), cfg.model_copy(update={"top_k": request.top_k}),
+            request.query, index, get_embedder(embedder_name), cfg,
             tenant_id=request.tenant_id, project_id=request.project_id,
         )
         return result.model_copy(update={"index_sha256": index_ref.sha256})
