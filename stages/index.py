@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -91,6 +92,7 @@ class _CompiledFilter:
     bitmap: np.ndarray  # packed mask; must outlive the selector that points into it
     selector: faiss.IDSelectorBitmap
     count: int
+    everything: bool  # the filter keeps every vector FAISS holds: search without a selector (faster HNSW)
 
 
 class SearchIndex:
@@ -328,10 +330,12 @@ class SearchIndex:
 
     # ----------------------------------------------------------------- search
     def compile_filter(self, search_filter: SearchFilter) -> _CompiledFilter:
-        cached = self._filters.get(search_filter)
-        if cached is not None:
-            self._filters.move_to_end(search_filter)
-            return cached
+        """The mask + FAISS selector for a filter, cached (LRU) so repeated queries allocate nothing."""
+        with self._filters_lock:
+            cached = self._filters.get(search_filter)
+            if cached is not None:
+                self._filters.move_to_end(search_filter)
+                return cached
         mask = self._live.copy()
         tenant = self._tenant_codes.get(search_filter.tenant_id, -1)
         project = self._project_codes.get(search_filter.project_id, -1)
@@ -351,10 +355,12 @@ class SearchIndex:
             bitmap=bitmap,
             selector=faiss.IDSelectorBitmap(len(mask), faiss.swig_ptr(bitmap)),
             count=int(mask.sum()),
+            everything=bool(mask.all()),
         )
-        self._filters[search_filter] = compiled
-        if len(self._filters) > _FILTER_CACHE_SIZE:
-            self._filters.popitem(last=False)
+        with self._filters_lock:
+            self._filters[search_filter] = compiled
+            if len(self._filters) > _FILTER_CACHE_SIZE:
+                self._filters.popitem(last=False)
         return compiled
 
     def dense_search(self, query_vector: np.ndarray, k: int, allowed: _CompiledFilter) -> tuple[np.ndarray, np.ndarray]:
@@ -365,12 +371,16 @@ class SearchIndex:
         query = np.ascontiguousarray(query_vector, dtype=np.float32).reshape(1, self.dim)
         if self.index_type == "hnsw":
             if allowed.count >= _HNSW_EXACT_BELOW_FRACTION * self._n_live:
-                params = faiss.SearchParametersHNSW(sel=allowed.selector, efSearch=max(self.cfg.hnsw_ef_search, k))
+                params = faiss.SearchParametersHNSW(
+                    sel=None if allowed.everything else allowed.selector, efSearch=max(self.cfg.hnsw_ef_search, k)
+                )
                 scores, ids = self._faiss.search(query, k, params=params)
                 if int((ids[0] >= 0).sum()) >= k:
                     return ids[0].astype(np.int64), scores[0]
             # Exact search over the HNSW's own flat storage, skipping every slot the filter excludes.
             scores, ids = self._faiss.storage.search(query, k, params=faiss.SearchParameters(sel=allowed.selector))
+        elif allowed.everything:
+            scores, ids = self._faiss.search(query, k)
         else:
             scores, ids = self._faiss.search(query, k, params=faiss.SearchParameters(sel=allowed.selector))
         found = ids[0] >= 0
@@ -413,6 +423,7 @@ class SearchIndex:
         self._lexical_slots = np.flatnonzero(self._live).astype(np.int64)
         self._n_live = int(self._live.sum())
         self._filters: OrderedDict[SearchFilter, _CompiledFilter] = OrderedDict()
+        self._filters_lock = threading.Lock()
 
 
 def _new_faiss(dim: int, cfg: IndexConfig) -> faiss.Index:

@@ -6,12 +6,17 @@ process-wide model, guarded by a lock. Nothing heavy happens at import or in ``_
 >>> embedder = SentenceTransformersEmbedder()
 >>> assert (embedder.model_name, embedder.dim) == ("sentence-transformers/all-MiniLM-L6-v2", 384)
 
-First-encode latency (STACK_NOTES saw 16-29 s for the first encode in 3 of 12 processes): in a warm page
-cache a fresh process here takes ~3 s to import sentence-transformers, ~0.4 s to load the model and
-0.02-0.19 s for its first encode (0.01 s thereafter). The weights are a memory-mapped safetensors file, so
-the first forward pass page-faults them in from disk; with a cold cache and two cores shared with other
-processes that is the likely cause of the outliers (we could not reproduce them). ``warm_up()`` therefore
-runs one throw-away encode so the cost lands at start-up, never inside a timed query.
+Slow encodes (STACK_NOTES saw 16-29 s for the first encode in 3 of 12 processes). In a quiet process here:
+~3 s to import sentence-transformers, ~0.4 s to load, 0.02-0.19 s for the first encode, 0.01 s after.
+What we did reproduce is thread contention: torch (2 intra-op threads) and FAISS (2 OpenMP threads)
+both spin-wait after each parallel region, and with other processes on the 2 cores an alternating
+encode/search loop measured encode p50 94 ms / p95 436 ms (default) against 10 ms / 25 ms with one
+torch thread and one FAISS thread, and 10 ms / 12 ms with ``OMP_WAIT_POLICY=PASSIVE`` as well. So:
+a query-serving process should pass ``num_threads=1`` (applied in ``warm_up``/first use; it is a
+process-wide torch setting) and set ``OMP_WAIT_POLICY=PASSIVE`` plus ``faiss.omp_set_num_threads(1)`` at
+start-up (the flows own the environment); a batch-ingest process keeps the defaults (2 threads encode
+long batches faster). The first forward pass also page-faults the memory-mapped safetensors weights in
+from disk, slow on a cold cache; ``warm_up()`` runs one throw-away encode so that cost lands at start-up.
 """
 
 from __future__ import annotations
@@ -71,8 +76,9 @@ def _load_model() -> Any:
 class SentenceTransformersEmbedder:
     """``stages.ports.Embedder`` over all-MiniLM-L6-v2: float32, L2-normalised, batched, CPU."""
 
-    def __init__(self, batch_size: int = 64) -> None:
+    def __init__(self, batch_size: int = 64, num_threads: int | None = None) -> None:
         self._batch_size = batch_size
+        self._num_threads = num_threads
         self._revision: str | None = None
 
     @property
@@ -97,9 +103,18 @@ class SentenceTransformersEmbedder:
     def dim(self) -> int:
         return MODEL_DIM
 
+    def _model(self) -> Any:
+        model = _load_model()
+        if self._num_threads is not None:
+            import torch
+
+            if torch.get_num_threads() != self._num_threads:
+                torch.set_num_threads(self._num_threads)
+        return model
+
     def warm_up(self) -> None:
         """Load the model (once per process) and run one encode so the first real query is not slow."""
-        model = _load_model()
+        model = self._model()
         loaded_dim = model.get_embedding_dimension()
         if loaded_dim != MODEL_DIM:
             from contracts.errors import IndexMismatchError
@@ -110,7 +125,7 @@ class SentenceTransformersEmbedder:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if len(texts) == 0:
             return np.zeros((0, MODEL_DIM), dtype=np.float32)
-        model = _load_model()
+        model = self._model()
         vectors = model.encode(
             list(texts),
             batch_size=self._batch_size,
