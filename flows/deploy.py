@@ -101,10 +101,15 @@ def ensure_work_pool(api_url: str, name: str = POOL) -> bool:
 def deploy_all(store_root: Path, api_url: str, *, source_dir: Path | None = None, timeout: float = 180.0) -> None:
     """``prefect --no-prompt deploy --all`` from the project folder, against ``api_url``."""
     log_path = _prefect_dir(store_root) / "deploy.log"
+    env = deployment_env(store_root, api_url, source_dir=source_dir)
+    # Left unset on purpose: the pull step's `{{ $CITEBOUND_PROJECT_DIR }}` then stays a placeholder that each
+    # worker fills from its own environment at run time, so workers on other machines may keep their checkout
+    # elsewhere. (Exported at deploy time, Prefect would bake this machine's path into the deployment.)
+    env.pop("CITEBOUND_PROJECT_DIR", None)
     with open(log_path, "ab") as log:
         proc = subprocess.run(
             [sys.executable, "-m", "prefect", "--no-prompt", "deploy", "--all"],
-            cwd=project_dir(), env=deployment_env(store_root, api_url, source_dir=source_dir),
+            cwd=project_dir(), env=env,
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, timeout=timeout, check=False,
         )
     if proc.returncode != 0:

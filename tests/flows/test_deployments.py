@@ -32,7 +32,9 @@ def test_ingest_deployment_indexes_its_scheduled_source_folder(deployed_stack, i
     assert dep.work_pool_name == deploy.POOL
     assert [s.schedule.cron for s in dep.schedules] == ["0 2 * * *"]
     assert dep.parameters["paths"] == [str(deployed_stack.source_dir.resolve())]
-    assert dep.job_variables["env"]["CITEBOUND_HOME"] == str(deployed_stack.store_root)
+    # The code folder stays a placeholder that the worker fills from its own environment at run time.
+    assert dep.pull_steps == [
+        {"prefect.deployments.steps.set_working_directory": {"directory": "{{ $CITEBOUND_PROJECT_DIR }}"}}]
 
     assert ingest_run.state.is_completed(), ingest_run.state
     store = ArtifactStore(deployed_stack.store_root)
