@@ -16,6 +16,25 @@ from flows.ingest_flow import CATALOG_POINTER, INDEX_POINTER
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
+def test_prefect_yaml_parameters_are_parameters_of_the_flows_it_deploys():
+    import importlib
+    import inspect
+
+    import yaml
+
+    config = yaml.safe_load((deploy.project_dir() / "prefect.yaml").read_text())
+    deployments = {d["name"]: d for d in config["deployments"]}
+    assert tuple(deployments) == deploy.DEPLOYMENTS
+    for name, spec in deployments.items():
+        path, func = spec["entrypoint"].split(":")
+        flow = getattr(importlib.import_module(path.removesuffix(".py").replace("/", ".")), func)
+        assert flow.name == name  # so "answer" is "answer/answer"
+        assert set(spec["parameters"]) <= set(inspect.signature(flow.fn).parameters), name
+        assert spec["work_pool"]["name"] == deploy.POOL
+    assert [s["cron"] for s in deployments["ingest"]["schedules"]] == ["0 2 * * *"]
+    assert not deployments["answer"]["schedules"] and not deployments["replay"]["schedules"]
+
+
 @pytest.fixture(scope="module")
 def ingest_run(deployed_stack):
     """One `ingest` run with the deployment's default `paths` (the source folder baked in at deploy time)."""
