@@ -386,7 +386,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--index-type", choices=["flat", "hnsw"])
     sp.add_argument("--no-ocr", action="store_true")
     common(sp)
-    sp.set_defaults(func=cmd_ingest)
+    sp.set_defaults(func=cmd_ingest, runs_flows=True)
 
     for name, func, help_ in (("ask", cmd_ask, "answer a question from the documents, or refuse"),
                               ("retrieve", cmd_retrieve, "retrieval only: the RetrievalResult")):
@@ -400,7 +400,7 @@ def build_parser() -> argparse.ArgumentParser:
             sp.add_argument("--llm-model")
         else:
             sp.add_argument("--mode", choices=["hybrid", "dense", "bm25"], default="hybrid")
-        sp.set_defaults(func=func)
+        sp.set_defaults(func=func, runs_flows=name == "ask")
 
     sp = sub.add_parser("validate", help="validate an answer against `retrieve --json` output")
     sp.add_argument("--answer", required=True, help="answer text file (or JSON with an 'answer' field)")
@@ -411,7 +411,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = sub.add_parser("demo", help="ingest the bundled sample corpus and ask three questions")
     common(sp, scope=False)
-    sp.set_defaults(func=cmd_demo)
+    sp.set_defaults(func=cmd_demo, runs_flows=True)
 
     sp = sub.add_parser("runs", help="list flow runs")
     sp.add_argument("--limit", type=int, default=50)
@@ -425,7 +425,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--llm-model")
     sp.add_argument("--set", action="append", default=[], help="key=value override (repeatable)")
     common(sp, scope=False)
-    sp.set_defaults(func=cmd_replay)
+    sp.set_defaults(func=cmd_replay, runs_flows=True)
 
     sp = sub.add_parser("show", help="print an artifact (kind:sha-prefix) or a run record")
     sp.add_argument("ref")
@@ -457,6 +457,12 @@ def main(argv: list[str] | None = None) -> int:
     from contracts.errors import CiteboundError
 
     try:
+        if getattr(args, "runs_flows", False):
+            # Flow runs from this process: no per-run heartbeat thread (0.6-0.8 s per run, see bench/cli.py).
+            from flows.runners import local_run_settings
+
+            with local_run_settings(os.environ.get("PREFECT_API_URL")):
+                return args.func(args)
         return args.func(args)
     except CiteboundError as exc:
         print(f"citebound: {exc}", file=sys.stderr)
