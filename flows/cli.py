@@ -459,6 +459,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if getattr(args, "runs_flows", False):
             # Flow runs from this process: no per-run heartbeat thread (0.6-0.8 s per run, see bench/cli.py).
+            _prepare(args)  # env and server first: Prefect reads its settings when it is imported
             from flows.runners import local_run_settings
 
             with local_run_settings(os.environ.get("PREFECT_API_URL")):
