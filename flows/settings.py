@@ -52,6 +52,8 @@ def configure_process_env(store_root: Path) -> None:
         "HF_HUB_OFFLINE": "1",
         "TRANSFORMERS_OFFLINE": "1",
         "TOKENIZERS_PARALLELISM": "false",
+        "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+        "TRANSFORMERS_VERBOSITY": "error",
         "OMP_THREAD_LIMIT": "1",
         "PREFECT_HOME": str(Path(store_root).resolve() / "prefect"),
         "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
