@@ -1,8 +1,8 @@
 """BM25 over chunk texts with ``bm25s``, scored sparsely so a query never touches every document.
 
 ``bm25s`` precomputes each (term, document) BM25 contribution into a sparse matrix; we keep that matrix
-and score a query by gathering only the columns of its terms (cost ~ postings of the query terms, no
-array over the whole corpus). Tenant/project/metadata filtering is a boolean mask over documents,
+and score a query by adding up only the columns of its terms into a reusable per-thread buffer (cost ~
+postings of the query terms; nothing allocated over the whole corpus per query). Tenant/project/metadata filtering is a boolean mask over documents,
 applied to the gathered postings before ranking, so a filtered-out document never enters the top k.
 
 Persistence is in memory: ``to_bytes()`` packs the score matrix, vocabulary and parameters into one
@@ -18,6 +18,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import threading
 from collections.abc import Sequence
 
 import bm25s
@@ -80,6 +81,7 @@ class LexicalIndex:
         self._indptr: np.ndarray = model.scores["indptr"]
         self._indices: np.ndarray = model.scores["indices"]
         self._data: np.ndarray = model.scores["data"]
+        self._local = threading.local()
 
     @classmethod
     def build(cls, texts: Sequence[str]) -> LexicalIndex:
@@ -106,24 +108,39 @@ class LexicalIndex:
         term_ids = sorted({self._vocab[t] for t in terms if t and t in self._vocab})
         if not term_ids or self._n_docs == 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        spans = [(int(self._indptr[t]), int(self._indptr[t + 1])) for t in term_ids]
-        docs = np.concatenate([self._indices[a:b] for a, b in spans]).astype(np.int64, copy=False)
-        contributions = np.concatenate([self._data[a:b] for a, b in spans])
-        if allowed is not None:
-            keep = allowed[docs]
-            docs, contributions = docs[keep], contributions[keep]
-        if docs.size == 0:
+        # Accumulate into a reusable per-thread buffer: each term's postings hold a document at most once,
+        # so a fancy-index add is exact; only the touched entries are read back and reset (no sort, no
+        # array over the whole corpus per query).
+        totals = self._scratch()
+        touched_parts = []
+        for t in term_ids:
+            a, b = int(self._indptr[t]), int(self._indptr[t + 1])
+            docs, contributions = self._indices[a:b], self._data[a:b]
+            if allowed is not None:
+                keep = allowed[docs]
+                docs, contributions = docs[keep], contributions[keep]
+            totals[docs] += contributions
+            touched_parts.append(docs)
+        touched = np.concatenate(touched_parts).astype(np.int64, copy=False)
+        if touched.size == 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        unique_docs, inverse = np.unique(docs, return_inverse=True)
-        totals = np.bincount(inverse, weights=contributions).astype(np.float32)
-        if totals.size > k:
-            top = np.argpartition(-totals, k - 1)[:k]
-        else:
-            top = np.arange(totals.size)
-        # Ties broken by document position so results are deterministic.
-        order = np.lexsort((unique_docs[top], -totals[top]))
-        top = top[order]
-        return unique_docs[top], totals[top]
+        scores = totals[touched]
+        totals[touched] = 0.0
+        # A document touched by several terms appears several times with the same total: over-select, then dedupe.
+        take = min(touched.size, k * len(term_ids))
+        top = np.argpartition(-scores, take - 1)[:take] if touched.size > take else np.arange(touched.size)
+        unique_docs, first = np.unique(touched[top], return_index=True)
+        unique_scores = scores[top][first]
+        # Best first; ties broken by document position so results are deterministic.
+        order = np.lexsort((unique_docs, -unique_scores))[:k]
+        return unique_docs[order], unique_scores[order].astype(np.float32)
+
+    def _scratch(self) -> np.ndarray:
+        buffer = getattr(self._local, "buffer", None)
+        if buffer is None:
+            buffer = np.zeros(self._n_docs, dtype=np.float32)
+            self._local.buffer = buffer
+        return buffer
 
     def to_bytes(self) -> bytes:
         vocab_json = json.dumps(self._vocab, sort_keys=True).encode("utf-8")
