@@ -22,6 +22,9 @@ class EmbeddingSet(Contract):
     normalized: bool
     content_sha256s: tuple[str, ...]
     vectors_blob: str
+    embed_config_sha256: str | None = None
+    """config_sha256 of the EmbedConfig that made the vectors (title mixing changes them): reuse these
+    vectors as an embedding cache only when it matches the current EmbedConfig."""
 
 
 class IndexManifest(Contract):
