@@ -1,12 +1,28 @@
 """The default backend: a deterministic, offline "LLM" that answers by quoting the evidence.
 
 It honours the same Protocol as any LLM: it is given only the grounded prompt, parses the evidence blocks
-and the question back out of it, and composes its answer from the best-supported evidence sentences,
-each copied verbatim and followed by ``[semantic_id]``. When no sentence is relevant to the question it
-returns exactly the refusal sentence. Because it quotes what it cites, its output passes the validator.
+and the question back out of it, and composes a short answer from the best evidence units, each copied
+verbatim and followed by ``[semantic_id]``. When no unit is relevant to the question it returns exactly the
+refusal sentence. Because it quotes what it cites, its output passes the validator.
+
+A unit is a sentence, or — for the long sentences of statutes — one clause of it: sentences are cut at
+enumerations ("(a)", "(ii)", "(1)") that open a clause, at ";" and ";—", at heading dashes
+("Definitions.—In this Act") and at "Explanation"/"Illustration" labels (labels are not quoted). Clauses
+continued by "; and includes ..." or "; or ..." stay with the clause they continue. The answer is focused:
+
+* a question naming a section ("section 420", "s. 420", "IPC 420") is answered only from that section's
+  chunks when the pack holds any (the section is read from the id: ``IPC_420_0``);
+* a definition question prefers the clause that defines the asked term (``"employer" means ...``) over
+  clauses that define other terms;
+* a punishment question prefers units that state a penalty; illustrations count for less;
+* at most ``max_sentences`` units and about ``CHAR_BUDGET`` characters (one best unit may be longer), only
+  units scoring at least half the best one, no truncated chunk edges while complete units exist, and no
+  OCR debris (units made mostly of non-letters).
 
 >>> ExtractiveLLM().generate("not a grounded prompt", 100, 0.0)
 'I cannot answer based on the provided documents.'
+>>> [u.text for u in clause_units('2. Definitions.—In this Act,— (a) "wage" means pay; and includes tips; (b) "day" means a day.')]
+['Definitions.', 'In this Act,', '"wage" means pay; and includes tips', '"day" means a day.']
 """
 
 from __future__ import annotations
@@ -14,14 +30,28 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from typing import Literal
 
 from contracts.answer import DEFAULT_REFUSAL
 from stages.injection import scan_injection
 from stages.prompt import NOT_CITABLE_NOTE
-from stages.sufficiency import INTENT_LANGUAGE, QUESTION_WORDS
-from stages.text_units import content_words, is_meta_statement, split_sentences
+from stages.sufficiency import INTENT_LANGUAGE, QUESTION_WORDS, shared_terms
+from stages.text_units import STOPWORDS, content_words, evidence_numbers, is_meta_statement, numbers_in, split_sentences
 
-__all__ = ["ExtractiveLLM", "ParsedPrompt", "parse_grounded_prompt"]
+__all__ = [
+    "CHAR_BUDGET",
+    "ExtractiveLLM",
+    "ParsedPrompt",
+    "ClauseUnit",
+    "parse_grounded_prompt",
+    "clause_units",
+    "sections_named",
+    "section_of_id",
+    "defined_terms",
+]
+
+CHAR_BUDGET = 600
+"""Characters of quoted text an answer aims at; a single best unit may be longer."""
 
 _BEGIN = re.compile(r"^<<<EVIDENCE ([0-9a-f]+) BEGIN>>>$", re.M)
 _HEADER = re.compile(r"^\[([^\]\s]+)\](.*)$")
@@ -29,6 +59,12 @@ _MIN_CONTENT_WORDS = 3
 _MIN_QUERY_SHARE = 0.25
 _INTENT_BONUS = 1.5
 _EXPANSION_WEIGHT = 0.5
+_DEFINES_SUBJECT_BONUS = 3.0
+_STATES_PENALTY_BONUS = 1.0
+_ILLUSTRATION_WEIGHT = 0.5
+_MIN_RELATIVE_SCORE = 0.5
+_MIN_LETTER_SHARE = 0.7
+_MIN_WORD_TOKEN_SHARE = 0.6
 
 
 @dataclass
@@ -88,21 +124,262 @@ def parse_grounded_prompt(prompt: str) -> ParsedPrompt:
     return parsed
 
 
+# --- clause units -------------------------------------------------------------------------------------
+
+UnitKind = Literal["provision", "explanation", "illustration"]
+
+_ENUM = r"\(\s*(?:[a-z]{1,2}|[ivxlc]{1,6}|\d{1,3}|[A-Z])\s*\)"
+# Where a sentence is cut: a heading dash before a capital, quote or "(" ("Definitions.—In this Act",
+# "requires,— (a)"); ";" and ";—"; ":" before an enumerator; "," before an enumerated definition
+# (', (e) "employer" means'); before a dashed Explanation/Illustration label inside a sentence.
+_CUT = re.compile(
+    r"\s*[—–]+\s*(?=[A-Z\"“'‘(])"
+    r"|\s*;[—–]*\s*"
+    rf"|:\s*(?={_ENUM})"
+    rf"|,\s*(?={_ENUM}\s*[\"“'‘])"
+    r"|\s+(?=(?:Explanation|Illustration)s?\b\s*\d*\s*[.:]?\s*[—–])"
+)
+# Labels are structure, not content: "(c)", "(f)}" (an OCR'd bracket), "Illustration", "Explanation 2.—".
+_LEADING_ENUM = re.compile(rf"^{_ENUM}[}}\]|]?\s*")
+_LEADING_LABEL = re.compile(r"^(Explanation|Illustration)s?\b\s*\d*\s*[.:]?\s*[—–]*\s*")
+_CONTINUATION = re.compile(r"^(?:and|or|but|nor)\b")
+_SECTION_HEADING = re.compile(r"^\d+[A-Z]{0,2}\.$")
+_CHUNK_END_COMPLETE = re.compile(r"[.!?;:)\"”’]\s*$")
+
+
+@dataclass(frozen=True)
+class ClauseUnit:
+    """One quotable unit of a chunk: a sentence or a clause of one, verbatim (whitespace normalised)."""
+
+    text: str
+    kind: UnitKind = "provision"
+    fragment: bool = False
+    """Cut off by the chunk's start or end (the chunk begins or ends mid-sentence)."""
+
+
+def _ends_mid_sentence(text: str) -> bool:
+    stripped = text.rstrip()
+    if not stripped or _CHUNK_END_COMPLETE.search(stripped):
+        return False
+    last = re.findall(r"[A-Za-z]+", stripped[-30:])
+    return stripped.endswith((",", "—", "–", "-")) or (bool(last) and last[-1].lower() in STOPWORDS)
+
+
+def _pieces(sentence: str) -> list[tuple[int, int, bool]]:
+    """(start, end, follows_semicolon) spans of ``sentence`` between cuts."""
+    spans: list[tuple[int, int, bool]] = []
+    start, after_semicolon = 0, False
+    for cut in _CUT.finditer(sentence):
+        if cut.start() > start:
+            spans.append((start, cut.start(), after_semicolon))
+        start, after_semicolon = cut.end(), ";" in cut.group(0)
+    if start < len(sentence):
+        spans.append((start, len(sentence), after_semicolon))
+    return spans
+
+
+def clause_units(text: str) -> list[ClauseUnit]:
+    """The units of a chunk's text, in order: sentences cut into clauses (see the module docstring).
+    Every unit's text is a substring of the whitespace-normalised ``text``.
+
+    >>> [(u.text, u.kind) for u in clause_units("Whoever cheats shall be punished. Illustration A cheats Z.")]
+    [('Whoever cheats shall be punished.', 'provision'), ('A cheats Z.', 'illustration')]
+    """
+    units: list[ClauseUnit] = []
+    kind: UnitKind = "provision"
+    starts_mid_sentence = text.lstrip()[:1].islower()
+    ends_mid_sentence = _ends_mid_sentence(text)
+    sentences = split_sentences(text)
+    for s_index, sentence in enumerate(sentences):
+        if _SECTION_HEADING.match(sentence):
+            kind = "provision"  # a new section begins; its number alone is no unit
+            continue
+        spans = _pieces(sentence)
+        merged: list[tuple[int, int, UnitKind, bool]] = []
+        for p_index, (start, end, after_semicolon) in enumerate(spans):
+            piece = sentence[start:end]
+            label = _LEADING_LABEL.match(piece)
+            if label:
+                kind = "illustration" if label.group(1) == "Illustration" else "explanation"
+                start += label.end()
+            else:
+                enum = _LEADING_ENUM.match(piece)
+                if enum:
+                    start += enum.end()
+            if start >= end:
+                continue
+            is_last = s_index == len(sentences) - 1 and p_index == len(spans) - 1
+            truncated = is_last and ends_mid_sentence
+            fragment = truncated or (s_index == 0 and p_index == 0 and starts_mid_sentence)
+            continues = after_semicolon and bool(_CONTINUATION.match(sentence[start:end]))
+            if continues and merged and not truncated:
+                # "; and includes ..." belongs to the clause it continues.
+                first_start, _, first_kind, first_fragment = merged[-1]
+                merged[-1] = (first_start, end, first_kind, first_fragment)
+                continue
+            merged.append((start, end, kind, fragment or continues))
+        units.extend(ClauseUnit(sentence[a:b].strip(), k, f) for a, b, k, f in merged if sentence[a:b].strip())
+    return units
+
+
+# --- focus: named sections, defined terms, penalties ------------------------------------------------
+
+_SECTION_NUMBER = r"\d+[A-Za-z]{0,2}"
+_SECTION_WORDS = re.compile(
+    rf"\b(?:sections?|secs?\.?|ss?\.|u/s\.?|articles?|arts?\.)\s*({_SECTION_NUMBER}(?:\s*(?:,|and|or|&|/)\s*{_SECTION_NUMBER})*)\b",
+    re.I,
+)
+_ID_SECTION = re.compile(r"_([^_]+)_\d+(?:\.\d+)?$")
+
+
+def section_of_id(semantic_id: str) -> tuple[str, str] | None:
+    """``(doc_code, section)`` carried by a chunk id, or None for an id without the ``_<section>_<n>`` tail.
+
+    >>> section_of_id("IPC_420_0"), section_of_id("Minimum_Wages_2_1.1"), section_of_id("x")
+    (('IPC', '420'), ('Minimum_Wages', '2'), None)
+    """
+    match = _ID_SECTION.search(semantic_id)
+    if match is None or match.start() == 0:
+        return None
+    return semantic_id[: match.start()], match.group(1)
+
+
+def sections_named(question: str, doc_codes: frozenset[str] = frozenset()) -> frozenset[tuple[str | None, str]]:
+    """Sections a question names, as ``(doc_code or None, section)`` lower-cased: "section 420",
+    "s. 420", "sections 417 and 420", and — for the given doc codes — "IPC 420" or "420 IPC".
+
+    >>> sorted(sections_named("Is s. 420 or IPC 417 worse?", frozenset({"IPC"})), key=str)
+    [('ipc', '417'), (None, '420')]
+    """
+    found: set[tuple[str | None, str]] = set()
+    for match in _SECTION_WORDS.finditer(question):
+        found.update((None, n.lower()) for n in re.findall(_SECTION_NUMBER, match.group(1)))
+    for code in doc_codes:
+        escaped = re.escape(code)
+        for pattern in (
+            rf"\b{escaped}\s*(?:s\.|sec\.?|section)?\s*({_SECTION_NUMBER})\b",
+            rf"\b({_SECTION_NUMBER})\s+(?:of\s+(?:the\s+)?)?{escaped}\b",
+        ):
+            found.update((code.lower(), m.group(1).lower()) for m in re.finditer(pattern, question, re.I))
+    return frozenset(found)
+
+
+def _focus_on_named_sections(question: str, chunks: list[tuple[str, str]]) -> tuple[list[tuple[str, str]], frozenset[str]]:
+    """The chunks of the sections the question names (all chunks when the pack has none of them), and
+    those section numbers (they need not be matched as words: the chunk is that section)."""
+    doc_codes = frozenset(s[0] for s in map(section_of_id, (i for i, _ in chunks)) if s)
+    named = sections_named(question, doc_codes)
+    if not named:
+        return chunks, frozenset()
+
+    def of_named(source_id: str, with_code: bool) -> bool:
+        where = section_of_id(source_id)
+        if where is None:
+            return False
+        code, section = where[0].lower(), where[1].lower()
+        return any(s == section and (not with_code or c in (None, code)) for c, s in named)
+
+    focused = [c for c in chunks if of_named(c[0], True)] or [c for c in chunks if of_named(c[0], False)]
+    if not focused:
+        return chunks, frozenset()
+    return focused, frozenset(section for _, section in named)
+
+
+_QUOTE_OPEN = "\"“'‘"
+_QUOTE_CLOSE = "\"”'’"
+_QUOTED_IN_QUESTION = re.compile(rf"(?:^|(?<=\s))[{_QUOTE_OPEN}]([^{_QUOTE_CLOSE}]{{1,60}})[{_QUOTE_CLOSE}](?=[\s?.,!]|$)")
+_ACT_NAME = re.compile(r"\b(?:under|in|of|by|per)\s+(?:the\s+)?((?:[\w.-]+\s+){0,6}?)(?:act|code|rules?|regulations?)\b", re.I)
+_DEFINES = re.compile(
+    rf"[{_QUOTE_OPEN}](?P<quoted>[^{_QUOTE_CLOSE}]{{1,60}})[{_QUOTE_CLOSE}]\s*,?\s*(?:shall\s+mean|means|shall\s+include|includes|denotes)\b"
+    rf"|^\W*[{_QUOTE_OPEN}](?P<heading>[^{_QUOTE_CLOSE}]{{1,60}})[{_QUOTE_CLOSE}]\s*:"
+    r"|^(?:the\s+(?:word|expression|term)\s+)?(?P<plain>[A-Za-z][\w -]{0,40}?)\s+(?:shall\s+mean|means|denotes)\b"
+    r"|\b(?:is|are)\s+said\s+to\s+(?P<said>[^.;]{1,60}?)\W*$",
+    re.I,
+)
+
+
+def defined_terms(unit: str) -> frozenset[str]:
+    """Content words of the terms a unit defines (``"employer" means``, ``is said to "cheat"``).
+
+    >>> sorted(defined_terms('"employer" means any person who engages employees')), sorted(defined_terms("Theft is theft"))
+    (['employer'], [])
+    """
+    words: set[str] = set()
+    for match in _DEFINES.finditer(unit):
+        term = next(g for g in match.groups() if g is not None)
+        words |= content_words(term)
+    return frozenset(words)
+
+
+def _defines_subject(unit: str, subject: frozenset[str]) -> float:
+    """1.0 when the unit defines exactly the asked term, the terms' overlap (Jaccard) when it defines a
+    related one ("scheduled employment" for "employee"), 0.0 otherwise."""
+    defined = defined_terms(unit)
+    if not defined or not subject or not shared_terms(subject, defined):
+        return 0.0
+    return len(shared_terms(subject, defined)) / len(subject | defined)
+
+
+def _definition_subject(question: str, query_terms: frozenset[str]) -> frozenset[str]:
+    """What a definition question asks about: a quoted term, else its terms minus the act's name
+    ("Who is an employer under the wages act?" -> employer)."""
+    quoted = _QUOTED_IN_QUESTION.search(question)
+    if quoted:
+        subject = content_words(quoted.group(1)) - QUESTION_WORDS
+        if subject:
+            return subject
+    act_words: set[str] = set()
+    for match in _ACT_NAME.finditer(question):
+        act_words |= content_words(match.group(1))
+    return (query_terms - act_words) or query_terms
+
+
+_STATES_PENALTY = re.compile(
+    r"\bpunish(?:ed|able)\s+with\b|\bliable\s+to\s+(?:a\s+)?(?:fine|penalty|imprisonment)\b|\bimprisonment\s+(?:for|of)\b"
+    r"|\bsentenced\s+to\b|\bfine\s+(?:of|which|not)\b",
+    re.I,
+)
+
+
+def _legible(quote: str) -> bool:
+    # OCR debris ("~~ |I| ;: _") is mostly non-letters or one-character tokens.
+    visible = [c for c in quote if not c.isspace()]
+    tokens = quote.split()
+    if not visible or not tokens:
+        return False
+    letters = sum(c.isalpha() for c in visible)
+    wordlike = sum(bool(re.fullmatch(r"[\W_]*(?:[A-Za-z]{2,}|\d[\d,.]*|[AaI])[\W_]*", t)) for t in tokens)
+    return letters / len(visible) >= _MIN_LETTER_SHARE and wordlike / len(tokens) >= _MIN_WORD_TOKEN_SHARE
+
+
 def _as_quote(sentence: str) -> str:
     # Brackets inside a document would read as citations in the answer.
-    return sentence.replace("[", "(").replace("]", ")").rstrip(" .;:,")
+    return sentence.replace("[", "(").replace("]", ")").rstrip(" .;:,—–-")
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    fragment: bool
+    score: float
+    order: int
+    source_id: str
+    quote: str
+    defines: float = 0.0
+    """How exactly the unit defines the asked term: 1.0 for that term itself, less for a related one."""
 
 
 class ExtractiveLLM:
     """Deterministic extractive answerer implementing ``stages.ports.LLM`` (``name == "extractive"``).
 
-    ``max_sentences`` overrides the prompt's MAXIMUM SENTENCES line (the policy's ``max_answer_sentences``).
+    ``max_sentences`` overrides the prompt's MAXIMUM SENTENCES line (the policy's ``max_answer_sentences``);
+    ``char_budget`` is the answer's target length in quoted characters.
     """
 
-    model = "extractive-overlap.v1"
+    model = "extractive-overlap.v2"
 
-    def __init__(self, max_sentences: int | None = None) -> None:
+    def __init__(self, max_sentences: int | None = None, char_budget: int = CHAR_BUDGET) -> None:
         self._max_sentences = max_sentences
+        self._char_budget = char_budget
 
     @property
     def name(self) -> str:
@@ -110,17 +387,30 @@ class ExtractiveLLM:
 
     def generate(self, prompt: str, max_tokens: int, temperature: float) -> str:
         parsed = parse_grounded_prompt(prompt)
-        query_terms = content_words(parsed.question) - QUESTION_WORDS
-        if not query_terms or not parsed.chunks:
+        chunks, named_sections = _focus_on_named_sections(parsed.question, parsed.chunks)
+        asked_terms = content_words(parsed.question) - QUESTION_WORDS
+        # Inside a named section's chunks, its number is already matched.
+        query_terms = asked_terms - named_sections
+        if not chunks or not (query_terms or named_sections):
             return parsed.refusal
+        candidates = self._candidates(parsed, chunks, query_terms)
+        if not candidates:
+            return parsed.refusal
+        limit = self._max_sentences or parsed.max_sentences
+        return "\n".join(f"{c.quote} [{c.source_id}]." for c in self._select(candidates, limit))
+
+    def _candidates(self, parsed: ParsedPrompt, chunks: list[tuple[str, str]], query_terms: frozenset[str]) -> list[_Candidate]:
         expansion_terms = content_words(parsed.related_terms) - QUESTION_WORDS - query_terms
         intent_language = INTENT_LANGUAGE.get(parsed.intent)  # type: ignore[call-overload]  # unknown intent: no bonus
-        needed = max(1, math.ceil(_MIN_QUERY_SHARE * len(query_terms)))
-        candidates: list[tuple[float, int, str, str]] = []
+        subject = _definition_subject(parsed.question, query_terms) if parsed.intent == "definition" else frozenset()
+        needed = math.ceil(_MIN_QUERY_SHARE * len(query_terms)) if query_terms else 0
+        needed = max(1, needed) if query_terms else 0
+        candidates: list[_Candidate] = []
         seen: set[str] = set()
-        for source_id, text in parsed.chunks:
-            for sentence in split_sentences(text):
-                quote = _as_quote(sentence)
+        for source_id, text in chunks:
+            chunk_numbers = evidence_numbers(text)
+            for unit in clause_units(text):
+                quote = _as_quote(unit.text)
                 words = content_words(quote)
                 matched = len(words & query_terms)
                 if (
@@ -130,18 +420,50 @@ class ExtractiveLLM:
                     or parsed.refusal.lower() in quote.lower()
                     or is_meta_statement(quote)
                     or scan_injection(quote)
+                    or not _legible(quote)
+                    or not numbers_in(quote) <= chunk_numbers  # a cut must not change a quantity
                     or len(split_sentences(quote)) != 1  # would be cut in two, leaving a part uncited
+                    # Only a section number was asked about ("punishment under section 379"): the unit must
+                    # at least be of the asked type.
+                    or (not query_terms and intent_language is not None and parsed.intent != "general"
+                        and not intent_language.search(quote))
                 ):
                     continue
                 seen.add(quote.lower())
                 score = matched + _EXPANSION_WEIGHT * len(words & expansion_terms)
                 if intent_language is not None and parsed.intent != "general" and intent_language.search(quote):
                     score += _INTENT_BONUS
+                defines = 0.0
+                if parsed.intent == "definition":
+                    defines = _defines_subject(quote, subject)
+                    if defines:
+                        score += _DEFINES_SUBJECT_BONUS * defines
+                    elif defined_terms(quote):
+                        score -= _INTENT_BONUS  # it defines some other term
+                if parsed.intent == "punishment" and _STATES_PENALTY.search(quote):
+                    score += _STATES_PENALTY_BONUS
+                if unit.kind == "illustration":
+                    score *= _ILLUSTRATION_WEIGHT
                 # Ties keep evidence order (chunks come ranked), so the output is deterministic.
-                candidates.append((-score, len(candidates), source_id, quote))
-        if not candidates:
-            return parsed.refusal
-        limit = self._max_sentences or parsed.max_sentences
-        chosen = sorted(candidates)[:limit]
-        return "\n".join(f"{quote} [{source_id}]." for _, _, source_id, quote in chosen)
+                candidates.append(_Candidate(unit.fragment, score, len(candidates), source_id, quote, defines))
+        return candidates
 
+    def _select(self, candidates: list[_Candidate], limit: int) -> list[_Candidate]:
+        ranked = sorted(candidates, key=lambda c: (c.fragment, -c.score, c.order))
+        best = ranked[0]
+        chosen = [best]
+        used = len(best.quote)
+        for candidate in ranked[1:]:
+            if len(chosen) >= limit or candidate.score < _MIN_RELATIVE_SCORE * best.score:
+                break
+            if candidate.fragment and not best.fragment:
+                break  # complete units exist; a chunk's cut-off edge would mislead
+            if used + len(candidate.quote) > self._char_budget:
+                continue
+            if any(candidate.quote.lower() in c.quote.lower() for c in chosen):
+                continue
+            if best.defines == 1.0 and candidate.defines < 1.0 and defined_terms(candidate.quote):
+                continue  # the asked term is defined; definitions of other terms are noise
+            chosen.append(candidate)
+            used += len(candidate.quote)
+        return chosen

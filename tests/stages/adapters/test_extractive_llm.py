@@ -13,6 +13,7 @@ from stages.adapters.extractive_llm import ExtractiveLLM, parse_grounded_prompt
 from stages.injection import INJECTION_FLAG
 from stages.ports import LLM
 from stages.prompt import build_grounded_prompt
+from stages.text_units import normalise_space
 from stages.validate import extract_citations, validate_answer_text
 from tests.packs import AP_95, AP_97, IPC_379, IPC_420, MWA_2, answer_with, make_chunk, make_pack
 
@@ -67,7 +68,11 @@ def test_irrelevant_evidence_gives_exactly_the_refusal_sentence() -> None:
 
 
 def test_sentence_limit_comes_from_policy_or_constructor() -> None:
-    pack = make_pack("What is an arithmetic progression term difference?", [make_chunk("jemh105_p95_0", AP_95), make_chunk("jemh105_p97_0", AP_97)])
+    # Four equally relevant, short units: only the sentence limit stops the answer.
+    things = ("a bicycle", "a goat", "a ring", "a lamp")
+    pack = make_pack("What is the punishment for theft?",
+                     [make_chunk(f"T_{n}_0", f"Theft of {thing} is punished with fine.") for n, thing in enumerate(things)],
+                     intent="punishment")
     assert len(_run(pack, GenerationPolicy(max_answer_sentences=1)).splitlines()) == 1
     assert len(_run(pack, GenerationPolicy(max_answer_sentences=3)).splitlines()) == 3
     assert len(_run(pack, GenerationPolicy(max_answer_sentences=3), ExtractiveLLM(max_sentences=2)).splitlines()) == 2
@@ -104,10 +109,25 @@ def test_end_to_end_through_the_stages() -> None:
 
 _WORDS = ["theft", "cheating", "property", "punished", "imprisonment", "fine", "seven", "years", "Rs.", "10,000",
           "section", "420", "employer", "means", "person", "usually", "in", "general", "not", "death", "(a)", "[1]",
-          "e.g.", "twenty-one", "days", "the", "of", "and", "is", "I", "think", "as", "we", "know", "lakh", "2.5", "AP"]
+          "e.g.", "twenty-one", "days", "the", "of", "and", "is", "I", "think", "as", "we", "know", "lakh", "2.5", "AP",
+          # statute structure the clause splitter cuts at
+          ";", ";—", "—", ".—", "(b)", "(f)}", "(ii)", ":", ",", '"employer"', "“wages”", "includes", "Illustration",
+          "Explanation.—", "s.", "IPC", "one", "hundred", "said", "to"]
 _sentence = st.lists(st.sampled_from(_WORDS), min_size=1, max_size=14).map(lambda ws: " ".join(ws).capitalize())
 _text = st.lists(_sentence, min_size=1, max_size=5).map(lambda ss: " ".join(s + st_end for s, st_end in zip(ss, [". "] * len(ss))).strip())
-_id = st.text(alphabet=string.ascii_letters + string.digits + "_.#-", min_size=1, max_size=12)
+_id = st.one_of(
+    st.text(alphabet=string.ascii_letters + string.digits + "_.#-", min_size=1, max_size=12),
+    st.builds("{}_{}_{}".format, st.sampled_from(["IPC", "WagesAct"]), st.sampled_from(["420", "417", "2"]), st.integers(0, 2)),
+)
+
+
+def _quoted_lines(text: str) -> list[tuple[str, str]]:
+    """(quote, cited id) of each answer line "<quote> [<id>]."."""
+    pairs = []
+    for line in text.splitlines():
+        quote, _, rest = line.rpartition(" [")
+        pairs.append((quote, rest.removesuffix("].")))
+    return pairs
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -124,6 +144,12 @@ def test_extractive_output_always_passes_its_validator(texts, ids, query, intent
     text = _run(pack, policy)
     answer = validate_answer_text(text, pack, policy)
     assert answer.status == "success" or answer.reason_code == "model_refused", (text, answer.refusal_reason)
+    if answer.status == "success":
+        chunk_text = {c.semantic_id: normalise_space(c.text.replace("[", "(").replace("]", ")")) for c in pack.chunks}
+        lines = _quoted_lines(text)
+        assert len(lines) <= max_sentences
+        for quote, source_id in lines:
+            assert quote in chunk_text[source_id]  # verbatim, clause cuts included
 
 
 def test_extractive_output_passes_validation_on_real_statute_text(shared_data) -> None:  # noqa: ANN001
