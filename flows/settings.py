@@ -5,6 +5,7 @@ Stages never read the environment; flows build configs from these settings and p
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from typing import Literal
@@ -64,3 +65,5 @@ def configure_process_env(store_root: Path) -> None:
     }
     for key, value in defaults.items():
         os.environ.setdefault(key, value)
+    # bm25s sets its own logger to DEBUG when imported; a filter (unlike a level) survives that.
+    logging.getLogger("bm25s").addFilter(lambda record: record.levelno >= logging.WARNING)
