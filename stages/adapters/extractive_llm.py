@@ -16,7 +16,7 @@ continued by "; and includes ..." or "; or ..." stay with the clause they contin
   clauses that define other terms;
 * a punishment question prefers units that state a penalty; illustrations count for less;
 * at most ``max_sentences`` units and about ``CHAR_BUDGET`` characters (one best unit may be longer), only
-  units scoring at least half the best one, no truncated chunk edges while complete units exist, and no
+  units scoring at least 70% of the best one, no truncated chunk edges while complete units exist, and no
   OCR debris (units made mostly of non-letters).
 
 >>> ExtractiveLLM().generate("not a grounded prompt", 100, 0.0)
@@ -62,7 +62,7 @@ _EXPANSION_WEIGHT = 0.5
 _DEFINES_SUBJECT_BONUS = 3.0
 _STATES_PENALTY_BONUS = 1.0
 _ILLUSTRATION_WEIGHT = 0.5
-_MIN_RELATIVE_SCORE = 0.5
+_MIN_RELATIVE_SCORE = 0.7
 _MIN_LETTER_SHARE = 0.7
 _MIN_WORD_TOKEN_SHARE = 0.6
 
@@ -154,7 +154,9 @@ class ClauseUnit:
     text: str
     kind: UnitKind = "provision"
     fragment: bool = False
-    """Cut off by the chunk's start or end (the chunk begins or ends mid-sentence)."""
+    """Cut off by the chunk's start or end (the chunk begins or ends mid-sentence), or a lead-in without items."""
+    heading: bool = False
+    """A section's title before its heading dash ("Punishment for cheating.—")."""
 
 
 def _ends_mid_sentence(text: str) -> bool:
@@ -165,16 +167,23 @@ def _ends_mid_sentence(text: str) -> bool:
     return stripped.endswith((",", "—", "–", "-")) or (bool(last) and last[-1].lower() in STOPWORDS)
 
 
-def _pieces(sentence: str) -> list[tuple[int, int, bool]]:
-    """(start, end, follows_semicolon) spans of ``sentence`` between cuts."""
-    spans: list[tuple[int, int, bool]] = []
-    start, after_semicolon = 0, False
-    for cut in _CUT.finditer(sentence):
-        if cut.start() > start:
-            spans.append((start, cut.start(), after_semicolon))
-        start, after_semicolon = cut.end(), ";" in cut.group(0)
-    if start < len(sentence):
-        spans.append((start, len(sentence), after_semicolon))
+@dataclass
+class _Span:
+    start: int
+    end: int
+    kind: UnitKind
+    fragment: bool
+    heading: bool
+
+
+def _pieces(sentence: str) -> list[tuple[int, int, str, str]]:
+    """(start, end, cut before, cut after) of the spans of ``sentence`` between cuts."""
+    cuts = [(m.start(), m.end(), m.group(0)) for m in _CUT.finditer(sentence)]
+    bounds = [(0, 0, ""), *cuts, (len(sentence), len(sentence), "")]
+    spans: list[tuple[int, int, str, str]] = []
+    for (_, start, before), (end, _, after) in zip(bounds, bounds[1:]):
+        if end > start:
+            spans.append((start, end, before, after))
     return spans
 
 
@@ -184,6 +193,8 @@ def clause_units(text: str) -> list[ClauseUnit]:
 
     >>> [(u.text, u.kind) for u in clause_units("Whoever cheats shall be punished. Illustration A cheats Z.")]
     [('Whoever cheats shall be punished.', 'provision'), ('A cheats Z.', 'illustration')]
+    >>> [u.text for u in clause_units("Theft.—One is said to steal who,— (a) takes; or (b) keeps. (2) Fine.")]
+    ['Theft.', 'One is said to steal who,— (a) takes; or (b) keeps.', 'Fine.']
     """
     units: list[ClauseUnit] = []
     kind: UnitKind = "provision"
@@ -195,30 +206,38 @@ def clause_units(text: str) -> list[ClauseUnit]:
             kind = "provision"  # a new section begins; its number alone is no unit
             continue
         spans = _pieces(sentence)
-        merged: list[tuple[int, int, UnitKind, bool]] = []
-        for p_index, (start, end, after_semicolon) in enumerate(spans):
+        merged: list[_Span] = []
+        for p_index, (start, end, before, after) in enumerate(spans):
             piece = sentence[start:end]
             label = _LEADING_LABEL.match(piece)
+            enum = None if label else _LEADING_ENUM.match(piece)
             if label:
                 kind = "illustration" if label.group(1) == "Illustration" else "explanation"
                 start += label.end()
-            else:
-                enum = _LEADING_ENUM.match(piece)
-                if enum:
-                    start += enum.end()
+            elif enum:
+                start += enum.end()
             if start >= end:
                 continue
             is_last = s_index == len(sentences) - 1 and p_index == len(spans) - 1
             truncated = is_last and ends_mid_sentence
             fragment = truncated or (s_index == 0 and p_index == 0 and starts_mid_sentence)
-            continues = after_semicolon and bool(_CONTINUATION.match(sentence[start:end]))
+            body = sentence[start:end]
+            # "; and includes ...", "; or ...", and items that go on the lead-in's sentence ("who,— (a) takes")
+            # belong to the clause they continue; items that start afresh ('(b) "employee" means') do not.
+            continues = (";" in before and bool(_CONTINUATION.match(body))) or (enum is not None and body[:1].islower())
             if continues and merged and not truncated:
-                # "; and includes ..." belongs to the clause it continues.
-                first_start, _, first_kind, first_fragment = merged[-1]
-                merged[-1] = (first_start, end, first_kind, first_fragment)
+                if enum is not None:
+                    start -= enum.end()
+                merged[-1].end = end
                 continue
-            merged.append((start, end, kind, fragment or continues))
-        units.extend(ClauseUnit(sentence[a:b].strip(), k, f) for a, b, k, f in merged if sentence[a:b].strip())
+            heading = p_index == 0 and len(spans) > 1 and bool(re.search("[—–]", after)) and not piece.rstrip().endswith((",", ":"))
+            merged.append(_Span(start, end, kind, fragment or continues, heading))
+        for span in merged:
+            unit_text = sentence[span.start : span.end].strip()
+            if unit_text:
+                # A lead-in whose items are not here ("who, by deceiving another person,—") says nothing.
+                lead_in = unit_text.endswith((",", ":", "—", "–"))
+                units.append(ClauseUnit(unit_text, span.kind, span.fragment or lead_in, span.heading))
     return units
 
 
@@ -293,7 +312,8 @@ _DEFINES = re.compile(
     rf"[{_QUOTE_OPEN}](?P<quoted>[^{_QUOTE_CLOSE}]{{1,60}})[{_QUOTE_CLOSE}]\s*,?\s*(?:shall\s+mean|means|shall\s+include|includes|denotes)\b"
     rf"|^\W*[{_QUOTE_OPEN}](?P<heading>[^{_QUOTE_CLOSE}]{{1,60}})[{_QUOTE_CLOSE}]\s*:"
     r"|^(?:the\s+(?:word|expression|term)\s+)?(?P<plain>[A-Za-z][\w -]{0,40}?)\s+(?:shall\s+mean|means|denotes)\b"
-    r"|\b(?:is|are)\s+said\s+to\s+(?P<said>[^.;]{1,60}?)\W*$",
+    r"|\b(?:is|are)\s+said\s+to\s+(?P<said>[^.;]{1,60}?)\W*$"
+    rf"|\b(?:is|are)\s+said\s+to\s+(?:\w+\s+){{0,3}}?[{_QUOTE_OPEN}](?P<said_quoted>[^{_QUOTE_CLOSE}]{{1,40}})[{_QUOTE_CLOSE}]",
     re.I,
 )
 
@@ -359,7 +379,8 @@ def _as_quote(sentence: str) -> str:
 
 @dataclass(frozen=True)
 class _Candidate:
-    fragment: bool
+    secondary: bool
+    """A fragment or a heading: quoted only when no complete unit is relevant."""
     score: float
     order: int
     source_id: str
@@ -445,19 +466,19 @@ class ExtractiveLLM:
                 if unit.kind == "illustration":
                     score *= _ILLUSTRATION_WEIGHT
                 # Ties keep evidence order (chunks come ranked), so the output is deterministic.
-                candidates.append(_Candidate(unit.fragment, score, len(candidates), source_id, quote, defines))
+                candidates.append(_Candidate(unit.fragment or unit.heading, score, len(candidates), source_id, quote, defines))
         return candidates
 
     def _select(self, candidates: list[_Candidate], limit: int) -> list[_Candidate]:
-        ranked = sorted(candidates, key=lambda c: (c.fragment, -c.score, c.order))
+        ranked = sorted(candidates, key=lambda c: (c.secondary, -c.score, c.order))
         best = ranked[0]
         chosen = [best]
         used = len(best.quote)
         for candidate in ranked[1:]:
             if len(chosen) >= limit or candidate.score < _MIN_RELATIVE_SCORE * best.score:
                 break
-            if candidate.fragment and not best.fragment:
-                break  # complete units exist; a chunk's cut-off edge would mislead
+            if candidate.secondary and not best.secondary:
+                break  # complete units exist; a heading or a chunk's cut-off edge would mislead
             if used + len(candidate.quote) > self._char_budget:
                 continue
             if any(candidate.quote.lower() in c.quote.lower() for c in chosen):

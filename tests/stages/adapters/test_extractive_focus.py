@@ -84,6 +84,20 @@ PENAL_406_0 = (
     "be punished with imprisonment of either description for a term which may extend to two years, or\n"
     "with fine which may extend to Rs. 20,000, or with both.\nOf cheating"
 )
+PENAL_415_0 = (
+    '415. Cheating.—A person is said to "cheat" who, by deceiving another person,—\n(a) fraudulently or dishonestly leads '
+    "the person deceived to hand over property to anyone, or\nto agree that anyone may keep property; or\n(b) intentionally "
+    "leads the person deceived to do, or to leave undone, something that he\nwould not have done or left undone but for the "
+    "deception, where that act or omission harms,\nor is likely to harm, him in body, mind, reputation or property.\n"
+    "Explanation.—Dishonestly hiding a fact is a deception within the meaning of this section.\nIllustrations\n"
+    "(a) A advertises a second-hand mobile phone for sale, takes an advance of Rs. 3,000 from Z,\nand never had any phone "
+    "to sell. A cheats."
+)
+WAGES_P1_0 = (
+    "THE SAMPLE MINIMUM WAGES ACT, 2024\n(fictional, for demonstration)\n\nAn Act to provide for minimum rates of wages "
+    "in scheduled employments\nand for matters connected with them. Written for the citebound\ndemonstration corpus; it "
+    "has no force of law anywhere."
+)
 
 EMPLOYER_PACK = make_pack(
     "Who is an employer under the wages act?",
@@ -161,6 +175,24 @@ def test_another_definition_in_the_same_list_is_chosen_by_its_term() -> None:
         text = _run(pack)
         assert text.startswith(start) and text.splitlines()[0].endswith(f"[{cited}].") and "(f)}" not in text, text
         _ok(text, pack)
+
+
+def test_a_lead_in_keeps_the_items_that_continue_its_sentence() -> None:
+    pack = make_pack("What is cheating?", [make_chunk("IPC_415_0", PENAL_415_0, section_id="415"),
+                                           make_chunk("IPC_417_0", PENAL_417_0, section_id="417")], intent="definition")
+    text = _run(pack)
+    assert text.startswith('A person is said to "cheat" who, by deceiving another person,— (a) fraudulently')
+    assert "; or (b) intentionally leads" in text and text.endswith("reputation or property [IPC_415_0].")
+    assert len(text.splitlines()) == 1
+    _ok(text, pack)
+
+
+def test_section_titles_and_weak_matches_are_left_out() -> None:
+    pack = make_pack("How often are minimum wages reviewed?", [make_chunk("WagesAct_3_0", WAGES_3_0),
+                     make_chunk("WagesAct_6_0", WAGES_6_0), make_chunk("WagesAct_p1_0", WAGES_P1_0)])
+    text = _run(pack)
+    assert text == ("The appropriate Government shall fix minimum rates of wages for every scheduled employment and shall "
+                    "review them at intervals of not more than three years [WagesAct_3_0].")
 
 
 # --- clause units --------------------------------------------------------------------------------------
