@@ -359,10 +359,14 @@ def generate_task(
     from stages import generate
 
     store = _store(store_root)
+    backend = get_llm(llm)
+    # The backend's own model/version is part of the key: a new extractive version must not be served old drafts.
+    identity = {"name": backend.name, "model": str(getattr(backend, "model", ""))}
     return run_stage(
         store, stage="generate", stage_version=generate.STAGE_VERSION,
-        config={"llm": dict(sorted(llm.items())), "policy": config_sha256(policy)}, inputs=(pack_ref,),
-        compute=lambda: generate.generate_draft(store.get(pack_ref, ContextPack), get_llm(llm), policy),
+        config={"llm": dict(sorted(llm.items())), "backend": identity, "policy": config_sha256(policy)},
+        inputs=(pack_ref,),
+        compute=lambda: generate.generate_draft(store.get(pack_ref, ContextPack), backend, policy),
         force=force,
     )
 
