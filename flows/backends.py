@@ -43,9 +43,13 @@ def register_llm(name: str, factory: Callable[[dict[str, str]], LLM]) -> None:
 
 
 def _default_embedder() -> Embedder:
+    import os
+
     from stages.adapters.st_embedder import SentenceTransformersEmbedder
 
-    return SentenceTransformersEmbedder()
+    # Query-serving processes (ask, retrieve) set CITEBOUND_QUERY_THREADS=1: see the adapter's docstring.
+    threads = os.environ.get("CITEBOUND_QUERY_THREADS")
+    return SentenceTransformersEmbedder(num_threads=int(threads) if threads else None)
 
 
 def get_embedder(name: str = "minilm") -> Embedder:

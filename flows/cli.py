@@ -28,6 +28,10 @@ def _prepare(args: argparse.Namespace, *, prefect: bool = True) -> Path:
     root = _store_root(args)
     root.mkdir(parents=True, exist_ok=True)
     os.environ["CITEBOUND_HOME"] = str(root)
+    if args.command in ("ask", "retrieve"):
+        # Serving a query: torch and FAISS on one thread each, waiting passively (set before they load).
+        os.environ.setdefault("CITEBOUND_QUERY_THREADS", "1")
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     configure_process_env(root)
     if prefect and getattr(args, "prefect", None) != "ephemeral" and os.environ.get("CITEBOUND_PREFECT", "background") == "background":
         from flows.server import ensure_server

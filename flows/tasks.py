@@ -11,6 +11,7 @@ Retries: only for reading input files (I/O) and LLM transport errors — never o
 from __future__ import annotations
 
 import io
+import os
 import time
 from collections.abc import Callable
 from functools import lru_cache
@@ -239,7 +240,9 @@ def embed_task(
         if previous_embedding_sha:
             try:
                 prev = store.get(f"embedding_set.v1:{previous_embedding_sha}", EmbeddingSet)
-                if prev.embedding_model == embedder.model_name and prev.model_revision == embedder.model_revision:
+                if (prev.embedding_model, prev.model_revision, prev.embed_config_sha256) == (
+                    embedder.model_name, embedder.model_revision, config_sha256(cfg)
+                ):
                     prev_vecs = vectors_from_bytes(store.get_blob(prev.vectors_blob))
                     cache = dict(zip(prev.content_sha256s, prev_vecs, strict=True))
             except Exception:  # noqa: BLE001 - a broken cache only costs time, never correctness
@@ -254,6 +257,7 @@ def embed_task(
             normalized=True,
             content_sha256s=tuple(c.content_sha256 for c in chunk_set.chunks),
             vectors_blob=blob,
+            embed_config_sha256=config_sha256(cfg),
         )
 
     return run_stage(store, stage="embed", stage_version=embed.STAGE_VERSION, config=config,
@@ -283,6 +287,11 @@ def _cached_index(store_root: str, manifest_sha: str, embedder_name: str):  # no
 
 def load_search_index(store_root: str, manifest_ref: ArtifactRef, embedder_name: str = "minilm"):  # noqa: ANN201
     """The SearchIndex a manifest describes, loaded once per process (manifests are immutable)."""
+    if os.environ.get("CITEBOUND_QUERY_THREADS"):
+        import faiss
+
+        # A query-serving process: one FAISS thread, so it does not spin against torch on 2 cores.
+        faiss.omp_set_num_threads(int(os.environ["CITEBOUND_QUERY_THREADS"]))
     return _cached_index(str(store_root), manifest_ref.sha256, embedder_name)
 
 
