@@ -5,10 +5,12 @@ the search index. A bad file is reported with its reason and the rest of the bat
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 
 from prefect import flow, task
+from tqdm import tqdm
 from prefect.cache_policies import NO_CACHE
 
 from contracts import (
@@ -285,8 +287,12 @@ def ingest_flow(
             store_root, path, doc_code, tenant, project, extract_cfg, clean_cfg, chunk_cfg, embed_cfg,
             embedder, prev.embedding_set_sha256 if prev else None))
     reports: list[FileIngestReport] = []
-    for fut in futures:
+    # A progress bar for people at a terminal; logs and JSON consumers get the final table/report only.
+    progress = tqdm(futures, desc="ingest", unit="file", file=sys.stderr,
+                    disable=len(futures) < 2 or not sys.stderr.isatty())
+    for fut in progress:
         report, steps = fut.result()
+        progress.set_postfix_str(Path(report.path).name[:40])
         reports.append(report)
         run.steps.extend(steps)
     final, catalog, manifest_ref, manifest, _ = update_catalog_and_index(
