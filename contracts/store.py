@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal, TypeVar
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from contracts._base import Contract, canonical_json, content_sha256, sha256_bytes
 from contracts.errors import (

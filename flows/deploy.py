@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from contracts.errors import ConfigError
-from flows.server import ensure_server
+from flows.server import ensure_server, read_process_state
 
 if TYPE_CHECKING:
     from prefect.client.schemas.objects import FlowRun
@@ -117,24 +117,9 @@ def deploy_all(store_root: Path, api_url: str, *, source_dir: Path | None = None
         raise ConfigError(f"`prefect deploy --all` failed (exit {proc.returncode}); see {log_path}:\n{tail}")
 
 
-def _alive(pid: int) -> bool:
-    # The same check stop_server uses (it reaps our own exited children, which kill(0) would still find).
-    from flows.server import _alive as process_alive
-
-    return process_alive(pid)
-
-
 def worker_status(store_root: Path) -> dict[str, Any] | None:
     """The worker recorded for this store, with ``alive``, or None."""
-    path = _prefect_dir(store_root) / "worker.json"
-    if not path.exists():
-        return None
-    try:
-        state = json.loads(path.read_text())
-    except ValueError:
-        return None
-    state["alive"] = _alive(int(state.get("pid", 0)))
-    return state
+    return read_process_state(_prefect_dir(store_root) / "worker.json")
 
 
 def start_worker(

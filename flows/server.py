@@ -61,15 +61,22 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def server_status(store_root: Path) -> dict | None:
-    path = _state_path(store_root)
+def read_process_state(path: Path) -> dict | None:
+    """A recorded background process (``server.json``, ``worker.json``) with ``alive`` added, or None."""
     if not path.exists():
         return None
     try:
         state = json.loads(path.read_text())
     except ValueError:
         return None
-    state["healthy"] = healthy(state.get("api_url", "")) and _alive(int(state.get("pid", 0)))
+    state["alive"] = _alive(int(state.get("pid", 0)))
+    return state
+
+
+def server_status(store_root: Path) -> dict | None:
+    state = read_process_state(_state_path(store_root))
+    if state is not None:
+        state["healthy"] = state["alive"] and healthy(state.get("api_url", ""))
     return state
 
 
