@@ -11,7 +11,9 @@
 Chunks: one chunk per statute record ("Section <n>. <title>\\n<text>"), made directly here (the bench does
 not depend on the ingestion stages). Embeddings are cached under ``$TMPDIR/citebound-bench-cache``.
 
-Prints recall@1/5/10, MRR and nDCG@10 per method and set. ``--tune`` grid-searches the fusion
+Prints recall@1/5/10, MRR and nDCG@10 per method and set. The long-query (AILA) fusion of retrieve.v2
+(z-score CombSUM, equal weights) and its consensus rules were not tuned: the held-out IPC questions were
+checked after the change. ``--tune`` grid-searches the fusion
 parameters (rrf_k, dense/BM25 weights) on these same sets (there is no separate held-out split: 10
 AILA training queries are too few); ``--calibrate`` fits the confidence model of ``stages.retrieve``
 and proposes ``GenerationPolicy.min_confidence``.

@@ -82,9 +82,10 @@ class RetrieveConfig(Contract):
     act_weight: float = Field(default=0.5, ge=0.0)
     """Fused-score bonus (in units of a rank-1 RRF vote) for a chunk of an act the query names ("Penal Code")."""
     long_query_terms: int = Field(default=32, ge=0)
-    """When > 0, a query with more keywords than this is a long fact pattern rather than a question: fusion
-    uses ``long_query_dense_weight`` and no intent prior (MiniLM reads only the first 256 word pieces)."""
-    long_query_dense_weight: float = Field(default=0.1, ge=0.0)
+    """When > 0, a query with more keywords than this is a long fact pattern rather than a question: it is
+    fused by z-scored scores (CombSUM) instead of ranks, with no intent/act priors (see stages.retrieve)."""
+    long_query_dense_weight: float = Field(default=1.0, ge=0.0)
+    """Weight of the dense z-score against BM25's (1.0) in long-query score fusion; 1.0 = equal, untuned."""
     resolve_section_refs: bool = True
     """Rank the chunks of sections named in the query ("IPC 420", "Article 21") first."""
 

@@ -1,11 +1,21 @@
-"""Hybrid retrieval: dense (FAISS) + BM25 fused by weighted reciprocal rank fusion, section references first.
+"""Hybrid retrieval: dense (FAISS) + BM25, fused by rank (questions) or by score (long fact patterns).
 
 Query path (lean: one encode, no array over the whole corpus): analyse the query; compile (or reuse the
 cached) tenant/project/metadata filter; encode the query once; take ``candidate_k`` dense and
-``candidate_k`` BM25 hits, both filtered inside the search; fuse with
-``score = dense_weight / (rrf_k + dense_rank) + bm25_weight / (rrf_k + bm25_rank)``; put the chunks of
-sections the query names explicitly ("IPC 420", "s. 2 of the Minimum Wages Act", "Article 21") first
-(their score gets +1 so scores stay monotonic in rank); keep ``top_k``.
+``candidate_k`` BM25 hits, both filtered inside the search, and fuse them:
+
+* a question (at most ``long_query_terms`` keywords): weighted reciprocal rank fusion,
+  ``dense_weight / (rrf_k + dense_rank) + bm25_weight / (rrf_k + bm25_rank)``, plus the intent and act
+  priors (each a fraction of a rank-1 vote);
+* a long fact pattern: CombSUM of z-scores, ``long_query_dense_weight * z(cosine) + z(BM25)``, each
+  standardised over its own candidate list, no priors. Rank fusion threw away how sure each method was;
+  on AILA 2019 it could only trade BM25's precision at 1 for dense's recall at 5/10, never keep both.
+
+Then two consensus rules (``_consensus_head``): a chunk both methods rank first stays first (priors do
+not overrule agreement: they had pushed such chunks down on the held-out IPC questions), and a long
+query's first result is one of the two methods' first results. Chunks of sections the query names
+explicitly ("IPC 420", "s. 2 of the Minimum Wages Act", "Article 21") go above everything (their score is
+lifted past the best other score so scores stay monotonic in rank); keep ``top_k``.
 
 Section references. A reference's act ("IPC", "Penal Code", "Minimum Wages Act") is resolved against the
 doc codes actually in the index: equal ignoring case, a known alias of it (``DOC_CODE_ALIASES``), the act
@@ -22,8 +32,10 @@ result of each dev query not answered by a reference: AILA 2019 statute queries 
 positive), the IPC dev questions (right = the gold section) and 150 off-topic SQuAD 2.0 questions per
 index (never right); 405 examples, 58 right. Reliability on that data: predicted 0.03 -> observed 0.03
 (n=334), 0.90 -> 0.94 (n=34); the middle bins are small. With ``GenerationPolicy.min_confidence = 0.3``
-(pack confidence = its best chunk's) 97.7% of off-topic questions and 96% of AILA fact patterns (whose
-top statute is rarely a qrels positive) are refused, and 3.6% of the natural-language IPC questions.
+(pack confidence = its best chunk's) 97.7% of off-topic questions and 86% of AILA fact patterns (whose
+top statute is rarely a qrels positive; 96% under retrieve.v1's fusion, whose long-query top was mostly
+BM25's) are refused, and 3.6% of the natural-language IPC questions. Coefficients fitted under retrieve.v1;
+a refit under v2 gives -7.34 / 9.89 / 2.44, close enough that they were left as they are.
 
 >>> result = retrieve("IPC 420", index, embedder, RetrieveConfig(), tenant_id="t", project_id="p")  # doctest: +SKIP
 >>> assert result.results[0].metadata.section_id in ("420", "IPC_420")  # doctest: +SKIP
@@ -46,7 +58,7 @@ from stages.query_analysis import DOC_CODE_ALIASES, analyze_query, canonical_doc
 
 __all__ = ["retrieve", "confidence_of", "resolve_doc_codes", "REF_CONFIDENCE"]
 
-STAGE_VERSION = "retrieve.v1"
+STAGE_VERSION = "retrieve.v2"
 
 # Fitted by bench/retrieval_eval.py --calibrate (see the module docstring).
 CONF_BIAS = -7.12
@@ -123,6 +135,59 @@ def _query_terms(analysis: QueryAnalysis) -> list[str]:
     return terms
 
 
+def _standardised(scores: np.ndarray) -> tuple[float, float]:
+    """(mean, standard deviation) of a candidate list's scores; a flat or empty list gets sd 1."""
+    if scores.size == 0:
+        return 0.0, 1.0
+    sd = float(scores.std())
+    return float(scores.mean()), sd if sd > 1e-12 else 1.0
+
+
+def _zscore_fusion(
+    dense_slots: np.ndarray,
+    dense_scores: np.ndarray,
+    bm25_slots: np.ndarray,
+    bm25_scores: np.ndarray,
+    index: SearchIndex,
+    query_vector: np.ndarray,
+    dense_weight: float,
+) -> dict[int, float]:
+    """``dense_weight * z(cosine) + z(BM25)`` over the union of both candidate lists (CombSUM of z-scores).
+
+    Each method's scores are standardised by the mean and spread of its own candidate list. A BM25-only
+    candidate's cosine is computed exactly; a dense-only candidate takes the lowest listed BM25 score
+    (its own is at most that). Unlike rank fusion this keeps how far apart the candidates are, which
+    matters for long fact patterns where both rankings are weak and their heads are rarely near-ties.
+    """
+    d_mean, d_sd = _standardised(dense_scores)
+    b_mean, b_sd = _standardised(bm25_scores)
+    cosine = {int(s): float(v) for s, v in zip(dense_slots, dense_scores, strict=True)}
+    bm25 = {int(s): float(v) for s, v in zip(bm25_slots, bm25_scores, strict=True)}
+    missing = [s for s in bm25 if s not in cosine]
+    if missing:
+        cosine.update(zip(missing, (float(v) for v in index.vectors_of(missing) @ query_vector), strict=True))
+    bm25_floor = float(bm25_scores.min()) if bm25_scores.size else 0.0
+    return {
+        slot: dense_weight * (cosine[slot] - d_mean) / d_sd + (bm25.get(slot, bm25_floor) - b_mean) / b_sd
+        for slot in dict.fromkeys([*cosine, *bm25])
+    }
+
+
+def _consensus_head(dense_first: int, bm25_first: int, fused: dict[int, float], long_query: bool) -> int | None:
+    """The chunk that must come first (before section references), or None to leave the fused order.
+
+    When both methods rank the same chunk first, no prior may displace it (priors break ties between
+    weaker candidates; they do not overrule agreement). For a long query, which gets no priors, the first
+    result is whichever of the two methods' first results the fusion scores higher: the fused top of a
+    fact pattern should be a chunk one method was most sure of, not a compromise neither ranked first.
+    """
+    if dense_first == bm25_first:
+        return dense_first
+    if long_query:
+        return max((dense_first, bm25_first), key=lambda s: (fused.get(s, float("-inf")), -s))
+    return None
+
+
 def retrieve(
     query: str,
     index: SearchIndex,
@@ -146,28 +211,32 @@ def retrieve(
     hybrid = cfg.mode == "hybrid"
     query_vector = embedder.embed([query])[0]
 
-    dense_rank: dict[int, int] = {}
-    bm25_rank: dict[int, int] = {}
+    empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32))
+    dense_slots, dense_scores = empty
+    bm25_slots, bm25_scores = empty
     if cfg.mode in ("hybrid", "dense"):
-        dense_slots, _ = index.dense_search(query_vector, candidate_k, allowed)
-        dense_rank = _ranked(dense_slots)
+        dense_slots, dense_scores = index.dense_search(query_vector, candidate_k, allowed)
     if cfg.mode in ("hybrid", "bm25"):
-        bm25_slots, _ = index.lexical_search(_query_terms(analysis), candidate_k, allowed)
-        bm25_rank = _ranked(bm25_slots)
+        bm25_slots, bm25_scores = index.lexical_search(_query_terms(analysis), candidate_k, allowed)
+    dense_rank = _ranked(dense_slots)
+    bm25_rank = _ranked(bm25_slots)
 
     long_query = bool(cfg.long_query_terms) and len(analysis.keywords) > cfg.long_query_terms
-    dense_weight = cfg.dense_weight if hybrid else 1.0
     if hybrid and long_query:
-        dense_weight = cfg.long_query_dense_weight
-    bm25_weight = cfg.bm25_weight if hybrid else 1.0
-    fused: dict[int, float] = {}
-    for slot, rank in dense_rank.items():
-        fused[slot] = dense_weight / (cfg.rrf_k + rank)
-    for slot, rank in bm25_rank.items():
-        fused[slot] = fused.get(slot, 0.0) + bm25_weight / (cfg.rrf_k + rank)
+        fused = _zscore_fusion(dense_slots, dense_scores, bm25_slots, bm25_scores, index, query_vector,
+                               cfg.long_query_dense_weight)
+    else:
+        dense_weight = cfg.dense_weight if hybrid else 1.0
+        bm25_weight = cfg.bm25_weight if hybrid else 1.0
+        fused = {}
+        for slot, rank in dense_rank.items():
+            fused[slot] = dense_weight / (cfg.rrf_k + rank)
+        for slot, rank in bm25_rank.items():
+            fused[slot] = fused.get(slot, 0.0) + bm25_weight / (cfg.rrf_k + rank)
 
     # The priors below are part of hybrid mode only, so that "dense" and "bm25" stay the plain methods.
-    # A long query is a fact pattern, not a question: its cue words say nothing about the intent.
+    # A long query is a fact pattern, not a question: its cue words and the acts it mentions (often the
+    # history of the case) say nothing about what is asked, so it gets no priors.
     if hybrid and cfg.intent_weight and analysis.intent != "general" and not long_query:
         # Favour provisions whose own wording answers the kind of question asked ("shall be punished" for
         # a punishment question): one bonus the size of an intent_weight-weighted rank-1 vote.
@@ -176,17 +245,29 @@ def retrieve(
             if analysis.intent in index.provision_kinds_at(slot):
                 fused[slot] += bonus
 
-    if hybrid and cfg.act_weight and analysis.acts:
+    if hybrid and cfg.act_weight and analysis.acts and not long_query:
         named = frozenset().union(*(resolve_doc_codes(act, index.doc_codes) for act in analysis.acts))
         bonus = cfg.act_weight / (cfg.rrf_k + 1)
         for slot in fused:
             if index.chunk_at(slot).provenance.doc_code in named:
                 fused[slot] += bonus
 
+    if hybrid and len(dense_slots) and len(bm25_slots):
+        head = _consensus_head(int(dense_slots[0]), int(bm25_slots[0]), fused, long_query)
+        if head is not None:
+            top = max(fused.values())
+            if fused[head] < top or sum(1 for v in fused.values() if v == top) > 1:
+                fused[head] = top + 1e-9 * max(1.0, abs(top))
+
     ref_slots = _section_ref_slots(analysis.section_refs, index, allowed.mask) if cfg.resolve_section_refs else []
     ref_set = set(ref_slots)
-    for slot in ref_slots:
-        fused[slot] = fused.get(slot, 0.0) + 1.0
+    if ref_slots:
+        # Lift referenced chunks above every other candidate whatever the scale of the fused scores
+        # (RRF or z-scores), keeping their own fused order among themselves.
+        floor = min(fused.values(), default=0.0)
+        lift = max(fused.values(), default=0.0) - floor + 1.0
+        for slot in ref_slots:
+            fused[slot] = fused.get(slot, floor) + lift
     # Ties broken by slot so that equal scores always come out in the same order.
     ordered = sorted(fused, key=lambda s: (-fused[s], s))[: cfg.top_k]
 

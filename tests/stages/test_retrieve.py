@@ -180,3 +180,40 @@ def test_real_model_gives_off_topic_questions_low_confidence(ipc_index, real_emb
     result = retrieve("Which Norman ruler conquered England in 1066?", ipc_index, real_embedder, RetrieveConfig(),
                       tenant_id="t1", project_id="p1")
     assert max(i.confidence for i in result.results) < 0.3
+
+
+def test_a_chunk_both_methods_rank_first_is_not_displaced_by_a_prior(embedder):
+    agreed = make_chunk("zeta omega theta", section="1")
+    punishing = make_chunk("Whoever does kappa shall be punished with imprisonment", section="2")
+    index = build([agreed, punishing], embedder)
+    query = "punishment zeta omega theta"
+    for mode in ("dense", "bm25"):
+        plain = retrieve(query, index, embedder, RetrieveConfig(mode=mode), tenant_id="t1", project_id="p1")
+        assert ids(plain)[0] == "IPC_1_0", mode  # the precondition: both methods agree on the first chunk
+    # A prior this strong would lift the punishment provision over the agreed chunk under plain RRF.
+    strong_prior = RetrieveConfig(intent_weight=5.0, act_weight=0.0)
+    result = retrieve(query, index, embedder, strong_prior, tenant_id="t1", project_id="p1")
+    assert result.query_analysis.intent == "punishment"
+    assert ids(result)[:2] == ["IPC_1_0", "IPC_2_0"]
+    scores = [i.score for i in result.results]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_long_query_fuses_scores_keeps_a_methods_head_first_and_references_above_all(embedder):
+    index = build(statute_chunks(), embedder)
+    fact_pattern = ("the accused took the movable property of the complainant dishonestly out of his possession "
+                    "and later made an imputation about him in words published to the village")
+    long_cfg = RetrieveConfig(long_query_terms=5, top_k=5)
+    heads = set()
+    for mode in ("dense", "bm25"):
+        plain = retrieve(fact_pattern, index, embedder, long_cfg.model_copy(update={"mode": mode}),
+                         tenant_id="t1", project_id="p1")
+        heads.add(ids(plain)[0])
+    result = retrieve(fact_pattern, index, embedder, long_cfg, tenant_id="t1", project_id="p1")
+    assert ids(result)[0] in heads
+    scores = [i.score for i in result.results]
+    assert scores == sorted(scores, reverse=True) and len(set(ids(result))) == len(ids(result))
+    with_reference = retrieve(fact_pattern + " under IPC 302", index, embedder, long_cfg, tenant_id="t1",
+                              project_id="p1")
+    assert with_reference.results[0].source_id == "IPC_302_0"
+    assert "section_ref" in with_reference.results[0].matched_by
