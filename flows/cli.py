@@ -114,15 +114,41 @@ def _questions(args: argparse.Namespace) -> list[str]:
     return [args.question]
 
 
+def _use_service() -> bool:
+    """Forward questions to the store's warm answer service, unless told not to (tests run in-process)."""
+    return (os.environ.get("CITEBOUND_SERVICE", "on") != "off"
+            and os.environ.get("CITEBOUND_PREFECT", "background") == "background")
+
+
 def cmd_ask(args: argparse.Namespace) -> int:
     questions = _questions(args)
-    root = _prepare(args)
-    from flows.answer_flow import answer_flow
+    params = dict(tenant=args.tenant, project=args.project, top_k=args.top_k, llm=args.llm, llm_model=args.llm_model)
+    if _use_service():
+        # The warm path: no torch/Prefect import here; the resident service runs the same answer flow.
+        from contracts import Answer
+        from flows.service import ask_service, ensure_service
 
+        root = _store_root(args)
+        root.mkdir(parents=True, exist_ok=True)
+        t0 = time.perf_counter()
+        state = ensure_service(root)
+        if time.perf_counter() - t0 > 3:
+            print(f"(started citebound's answer service for this store in {time.perf_counter() - t0:.1f} s; "
+                  "later questions reuse it; `citebound server --stop` ends it)", file=sys.stderr)
+        answers = (Answer.model_validate(ask_service(state, question=q, **params)) for q in questions)
+    else:
+        root = _prepare(args)
+        from flows.answer_flow import answer_flow
+        from flows.runners import local_run_settings
+
+        def run_all():  # noqa: ANN202
+            with local_run_settings(os.environ.get("PREFECT_API_URL")):
+                for q in questions:
+                    yield answer_flow(question=q, store=str(root), **params)
+
+        answers = run_all()
     refused = 0
-    for q in questions:
-        answer = answer_flow(question=q, tenant=args.tenant, project=args.project, top_k=args.top_k,
-                             llm=args.llm, llm_model=args.llm_model, store=str(root))
+    for q, answer in zip(questions, answers, strict=True):
         refused += answer.status != "success"
         if args.json:
             print(answer.model_dump_json())
@@ -404,7 +430,7 @@ def build_parser() -> argparse.ArgumentParser:
             sp.add_argument("--llm-model")
         else:
             sp.add_argument("--mode", choices=["hybrid", "dense", "bm25"], default="hybrid")
-        sp.set_defaults(func=func, runs_flows=name == "ask")
+        sp.set_defaults(func=func)
 
     sp = sub.add_parser("validate", help="validate an answer against `retrieve --json` output")
     sp.add_argument("--answer", required=True, help="answer text file (or JSON with an 'answer' field)")

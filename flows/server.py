@@ -118,33 +118,38 @@ def ensure_server(store_root: Path, *, timeout: float = 150.0) -> str:
     raise ConfigError(f"the Prefect server did not become healthy within {timeout:.0f} s; see {log_path}")
 
 
-def stop_server(store_root: Path) -> bool:
-    """Stop the server (and worker) recorded for this store. Returns whether anything was running."""
-    store_root = Path(store_root).resolve()
+def stop_recorded_process(path: Path) -> bool:
+    """Stop the background process a state file names (SIGINT, then SIGKILL after 10 s); remove the file."""
+    if not path.exists():
+        return False
+    try:
+        pid = int(json.loads(path.read_text())["pid"])
+    except (ValueError, KeyError):
+        pid = 0
     stopped = False
-    for name in ("worker.json", "server.json"):
-        path = store_root / "prefect" / name
-        if not path.exists():
-            continue
+    if pid and _alive(pid):
+        # SIGINT: Prefect's processes shut down cleanly on it (SIGTERM prints asyncio tracebacks).
         try:
-            pid = int(json.loads(path.read_text())["pid"])
-        except (ValueError, KeyError):
-            pid = 0
-        if pid and _alive(pid):
-            # SIGINT: Prefect's processes shut down cleanly on it (SIGTERM prints asyncio tracebacks).
+            os.killpg(pid, signal.SIGINT)
+        except OSError:
+            os.kill(pid, signal.SIGINT)
+        for _ in range(50):
+            if not _alive(pid):
+                break
+            time.sleep(0.2)
+        else:
             try:
-                os.killpg(pid, signal.SIGINT)
+                os.killpg(pid, signal.SIGKILL)
             except OSError:
-                os.kill(pid, signal.SIGINT)
-            for _ in range(50):
-                if not _alive(pid):
-                    break
-                time.sleep(0.2)
-            else:
-                try:
-                    os.killpg(pid, signal.SIGKILL)
-                except OSError:
-                    pass
-            stopped = True
-        path.unlink(missing_ok=True)
+                pass
+        stopped = True
+    path.unlink(missing_ok=True)
     return stopped
+
+
+def stop_server(store_root: Path) -> bool:
+    """Stop the answer service, worker and server recorded for this store. Returns whether any was running."""
+    base = Path(store_root).resolve() / "prefect"
+    # The service and the worker use the server: stop them first.
+    results = [stop_recorded_process(base / name) for name in ("service.json", "worker.json", "server.json")]
+    return any(results)

@@ -1,0 +1,74 @@
+"""The warm answer service: started on first `ask`, reused after, token-protected, stopped with the server."""
+
+from __future__ import annotations
+
+import json
+import os
+import urllib.error
+import urllib.request
+
+import pytest
+
+from flows.cli import main
+from flows.server import stop_server
+from flows.service import ask_service, ensure_service, service_state_path
+from tests.fixtures.statutes import PENAL_CODE
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def service_store(tmp_path_factory):
+    root = tmp_path_factory.mktemp("svc") / "store"
+    src = root.parent / "penal_code.txt"
+    src.write_text(PENAL_CODE, encoding="utf-8")
+    saved = {k: os.environ.get(k) for k in ("CITEBOUND_PREFECT", "PREFECT_API_URL", "CITEBOUND_SERVICE")}
+    for key in saved:
+        os.environ.pop(key, None)
+    os.environ["CITEBOUND_PREFECT"] = "background"
+    try:
+        assert main(["--store", str(root), "ingest", str(src), "--doc-code", "IPC"]) == 0
+        yield root
+    finally:
+        stop_server(root)
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def test_ask_goes_through_the_service_and_reuses_it(service_store, capsys):
+    capsys.readouterr()
+    assert main(["--store", str(service_store), "ask", "What is the punishment for theft?", "--json"]) == 0
+    answer = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert answer["status"] == "success" and answer["citations"][0]["source_id"].startswith("IPC_379")
+    first = json.loads(service_state_path(service_store).read_text())
+    assert main(["--store", str(service_store), "ask", "What is the capital of Australia?", "--json"]) == 1
+    refused = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert refused["answer"] == "I cannot answer based on the provided documents."
+    assert json.loads(service_state_path(service_store).read_text())["pid"] == first["pid"]  # reused, not restarted
+
+
+def test_requests_without_the_token_are_refused(service_store):
+    state = ensure_service(service_store)
+    req = urllib.request.Request(f"http://127.0.0.1:{state['port']}/ask", method="POST",
+                                 data=b'{"question": "What is theft?"}', headers={"content-type": "application/json"})
+    with pytest.raises(urllib.error.HTTPError) as info:
+        urllib.request.urlopen(req, timeout=10)
+    assert info.value.code == 403
+    assert oct(service_state_path(service_store).stat().st_mode & 0o777) == "0o600"
+
+
+def test_bad_requests_get_a_400_and_the_service_stays_up(service_store):
+    state = ensure_service(service_store)
+    with pytest.raises(Exception, match="400"):
+        ask_service(state, question="   ")
+    assert ask_service(state, question="What is cheating?")["kind"] == "answer.v1"
+
+
+def test_stop_ends_service_and_server(service_store):
+    ensure_service(service_store)
+    assert stop_server(service_store) is True
+    assert not service_state_path(service_store).exists()
+    assert not (service_store / "prefect" / "server.json").exists()
