@@ -271,6 +271,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
         print()
         outcomes.append(answer.status == "success")
     expected = [True] * (len(questions) - 1) + [False]
+    if os.environ.get("CITEBOUND_PREFECT", "background") == "background":
+        print(f"(A local Prefect server keeps running for this store, so later commands start fast. Try\n"
+              f" citebound --store {root} ask \"What is theft?\"   and stop it with   "
+              f"citebound --store {root} server --stop)")
     if outcomes == expected:
         print(f"Demo OK: {len(questions) - 1} grounded, cited answers and 1 refusal, as expected.")
         return 0
