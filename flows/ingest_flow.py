@@ -133,8 +133,25 @@ def ingest_file_task(
     return report, tuple(steps)
 
 
+class _ChunkSets:
+    """Chunk sets read at most once per catalog update (a store may hold thousands)."""
+
+    def __init__(self, store: ArtifactStore) -> None:
+        self.store = store
+        self._sets: dict[str, ChunkSet] = {}
+
+    def load(self, sha: str) -> ChunkSet:
+        if sha not in self._sets:
+            self._sets[sha] = self.store.get(f"chunk_set.v1:{sha}", ChunkSet)
+        return self._sets[sha]
+
+    def ids(self, sha: str) -> frozenset[str]:
+        return frozenset(c.semantic_id for c in self.load(sha).chunks)
+
+
 def _build_index(
     store: ArtifactStore,
+    chunk_sets: _ChunkSets,
     catalog: Catalog,
     previous: IndexManifest | None,
     previous_ref: ArtifactRef | None,
@@ -148,12 +165,14 @@ def _build_index(
 
     embedder = get_embedder(embedder_name)
     wanted = [e.chunk_set_sha256 for e in catalog.entries]
-    sets = {e.chunk_set_sha256: store.get(f"chunk_set.v1:{e.chunk_set_sha256}", ChunkSet) for e in catalog.entries}
-    embs = {e.chunk_set_sha256: store.get(f"embedding_set.v1:{e.embedding_set_sha256}", EmbeddingSet)
-            for e in catalog.entries}
+    emb_of = {e.chunk_set_sha256: e.embedding_set_sha256 for e in catalog.entries}
+
+    def chunks_of(cs_sha: str) -> tuple:
+        return chunk_sets.load(cs_sha).chunks
 
     def vectors_for(cs_sha: str) -> np.ndarray:
-        return vectors_from_bytes(store.get_blob(embs[cs_sha].vectors_blob))
+        emb = store.get(f"embedding_set.v1:{emb_of[cs_sha]}", EmbeddingSet)
+        return vectors_from_bytes(store.get_blob(emb.vectors_blob))
 
     compatible = (
         previous is not None and previous_ref is not None
@@ -164,21 +183,21 @@ def _build_index(
         index = load_search_index(str(store.root), previous_ref, embedder_name)
         old = set(previous.chunk_set_sha256s)
         gone = [sha for sha in previous.chunk_set_sha256s if sha not in set(wanted)]
-        gone_ids = [c.chunk_id for sha in gone for c in store.get(f"chunk_set.v1:{sha}", ChunkSet).chunks]
+        gone_ids = [c.chunk_id for sha in gone for c in chunks_of(sha)]
         index = index.remove(gone_ids) if gone_ids else index
         for sha in wanted:
-            if sha not in old and sets[sha].chunks:
-                index = index.add(sets[sha].chunks, vectors_for(sha))
+            if sha not in old and chunks_of(sha):
+                index = index.add(chunks_of(sha), vectors_for(sha))
     else:
-        chunks = [c for sha in wanted for c in sets[sha].chunks]
-        vecs = [vectors_for(sha) for sha in wanted if sets[sha].chunks]
+        chunks = [c for sha in wanted for c in chunks_of(sha)]
+        vecs = [vectors_for(sha) for sha in wanted if chunks_of(sha)]
         matrix = np.vstack(vecs).astype(np.float32) if vecs else np.zeros((0, embedder.dim), np.float32)
         index = SearchIndex.build(chunks, matrix, embedding_model=embedder.model_name,
                                   model_revision=embedder.model_revision, cfg=index_cfg)
     blobs = tuple(sorted((role, store.put_blob(data, suffix=f".{role}")) for role, data in index.to_blobs().items()))
     manifest = IndexManifest(
         embedding_model=embedder.model_name, model_revision=embedder.model_revision, dim=embedder.dim,
-        index_type=index_cfg.index_type, n_vectors=sum(len(sets[s].chunks) for s in wanted),
+        index_type=index_cfg.index_type, n_vectors=sum(e.n_chunks for e in catalog.entries),
         chunk_set_sha256s=tuple(wanted), chunk_sets_sha256=content_sha256(list(wanted)), blobs=blobs,
     )
     from stages import index as index_stage
@@ -199,6 +218,7 @@ def update_catalog_and_index(
     """Serialised (store lock) read-modify-write of the catalog and index pointers."""
     from stages.chunk import resolve_id_clashes
 
+    chunk_sets = _ChunkSets(store)
     with store.lock("index"):
         cat_ref = store.get_pointer(CATALOG_POINTER)
         catalog = store.get(cat_ref, Catalog) if cat_ref else Catalog()
@@ -212,12 +232,9 @@ def update_catalog_and_index(
                 final_reports.append(rep)
                 continue
             old = entries.get(rep.doc_key)
-            chunk_set = store.get(f"chunk_set.v1:{rep.chunk_set_sha256}", ChunkSet)
-            taken = frozenset(
-                c.semantic_id
-                for key, e in entries.items() if key != rep.doc_key
-                for c in store.get(f"chunk_set.v1:{e.chunk_set_sha256}", ChunkSet).chunks
-            )
+            chunk_set = chunk_sets.load(rep.chunk_set_sha256)
+            taken = frozenset().union(
+                *(chunk_sets.ids(e.chunk_set_sha256) for key, e in entries.items() if key != rep.doc_key))
             deduped = resolve_id_clashes(chunk_set, taken)
             cs_sha = rep.chunk_set_sha256
             if deduped != chunk_set:
@@ -241,7 +258,7 @@ def update_catalog_and_index(
             store.set_pointer(CATALOG_POINTER, store.put(new_catalog, stage="catalog", stage_version="catalog.v1"))
             store.delete_pointer(INDEX_POINTER)
             return final_reports, new_catalog, None, None, removed
-        manifest_ref, manifest = _build_index(store, new_catalog, previous, idx_ref, index_cfg, embedder_name)
+        manifest_ref, manifest = _build_index(store, chunk_sets, new_catalog, previous, idx_ref, index_cfg, embedder_name)
         new_cat_ref = store.put(new_catalog, stage="catalog", stage_version="catalog.v1", inputs=(manifest_ref,))
         # Index first, catalog second: a crash in between leaves a catalog that still matches an index.
         store.set_pointer(INDEX_POINTER, manifest_ref)
