@@ -103,10 +103,14 @@ def _split(text: str, cfg: ChunkConfig) -> list[tuple[int, int]]:
         for k in range(1, len(spans)):
             prev_start, start, end = spans[k - 1][0], spans[k][0], spans[k][1]
             new_start = start
+            # Counts add up over whitespace-separated segments (pre-tokens never span whitespace), so the
+            # overlap grows word by word without recounting what it already holds.
+            tokens, seg_end = 0, start
             for word in reversed(list(_WORD_START.finditer(text, prev_start, start))):
-                if count_tokens(text[word.start() : start]) > overlap:
+                tokens += count_tokens(text[word.start() : seg_end])
+                if tokens > overlap:
                     break
-                new_start = word.start()
+                new_start = seg_end = word.start()
             spans[k] = (new_start, end)
     return spans
 

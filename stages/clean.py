@@ -58,7 +58,8 @@ def normalise_page_text(text: str, unicode_form: str = "NFKC") -> str:
     text = unicodedata.normalize(unicode_form, text).translate(_DROP_CHARS)
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\f", "\n").replace("\v", "\n")
     text = _CONTROL.sub("", text)
-    lines = [_SPACES.sub(" ", line).strip() for line in text.split("\n")]
+    # One regex pass over the page (spaces never include "\n"), then a cheap strip per line.
+    lines = [line.strip() for line in _SPACES.sub(" ", text).split("\n")]
     return _BLANK_RUNS.sub("\n\n", "\n".join(lines)).strip()
 
 
