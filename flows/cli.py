@@ -23,17 +23,15 @@ def _store_root(args: argparse.Namespace) -> Path:
 
 
 def _prepare(args: argparse.Namespace, *, prefect: bool = True) -> Path:
-    from flows.settings import configure_process_env
+    from flows.settings import configure_process_env, configure_query_process
 
     root = _store_root(args)
     root.mkdir(parents=True, exist_ok=True)
     os.environ["CITEBOUND_HOME"] = str(root)
     if args.command in ("ask", "retrieve"):
-        # Serving a query: torch and FAISS on one thread each, waiting passively (set before they load).
-        os.environ.setdefault("CITEBOUND_QUERY_THREADS", "1")
-        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+        configure_query_process()
     configure_process_env(root)
-    if prefect and getattr(args, "prefect", None) != "ephemeral" and os.environ.get("CITEBOUND_PREFECT", "background") == "background":
+    if prefect and os.environ.get("CITEBOUND_PREFECT", "background") == "background":
         from flows.server import ensure_server
 
         t0 = time.perf_counter()
@@ -43,11 +41,6 @@ def _prepare(args: argparse.Namespace, *, prefect: bool = True) -> Path:
             print(f"(started a local Prefect server for this store in {took:.1f} s; later runs reuse it)",
                   file=sys.stderr)
     return root
-
-
-def _emit(obj, as_json: bool) -> None:  # noqa: ANN001
-    if as_json:
-        print(obj.model_dump_json() if hasattr(obj, "model_dump_json") else json.dumps(obj))
 
 
 # ------------------------------------------------------------------------------------------ ingest
@@ -83,7 +76,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     report = ingest(paths=args.paths, doc_code=args.doc_code, tenant=args.tenant, project=args.project,
                     store=str(root), index_type=args.index_type, ocr=not args.no_ocr)
     if args.json:
-        _emit(report, True)
+        print(report.model_dump_json())
     else:
         _print_ingest(report)
     return 0 if all(f.status != "error" for f in report.files) else 1

@@ -203,11 +203,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--store", required=True)
     args = parser.parse_args(argv)
     store_root = Path(args.store).resolve()
-    from flows.settings import configure_process_env
+    from flows.settings import configure_process_env, configure_query_process
 
     os.environ["CITEBOUND_HOME"] = str(store_root)
-    os.environ.setdefault("CITEBOUND_QUERY_THREADS", "1")
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    configure_query_process()
     configure_process_env(store_root)
     from flows.server import ensure_server
 
