@@ -84,3 +84,15 @@ def test_ocr_pages_are_recorded(real_store, capsys):
     entries = {e["doc_code"]: e for e in docs[0]["entries"]}
     assert entries["WagesAct"]["n_ocr_pages"] == entries["WagesAct"]["n_pages"] >= 1
     assert entries["IPC"]["n_ocr_pages"] == 0
+
+
+def test_questions_file_gives_one_json_line_per_question(real_store, capsys, tmp_path):
+    questions = tmp_path / "questions.txt"
+    questions.write_text("What is the punishment for cheating under section 420?\n\n# a comment\n"
+                         "What is the capital of Australia?\n", encoding="utf-8")
+    code, answers = _run_json(capsys, ["--store", str(real_store), "ask", "--questions", str(questions), "--json"])
+    assert code == 1  # one of the two is refused
+    assert [a["status"] == "success" for a in answers] == [True, False]
+    code, results = _run_json(capsys, ["--store", str(real_store), "retrieve", "--questions", str(questions), "--json"])
+    assert code == 0 and len(results) == 2
+    assert results[0]["results"][0]["source_id"].startswith("IPC_420_")
