@@ -68,8 +68,18 @@ def _line_key(line: str) -> str:
 
 
 def _zone_indices(lines: list[str]) -> list[int]:
-    filled = [i for i, line in enumerate(lines) if line.strip()]
-    return sorted(set(filled[:_ZONE_LINES] + filled[-_ZONE_LINES:]))
+    """Indices of the first and last ``_ZONE_LINES`` non-blank lines (scanned from both ends only)."""
+    return sorted(set(_first_filled(range(len(lines)), lines) + _first_filled(range(len(lines) - 1, -1, -1), lines)))
+
+
+def _first_filled(order: range, lines: list[str]) -> list[int]:
+    found: list[int] = []
+    for i in order:
+        if lines[i].strip():
+            found.append(i)
+            if len(found) == _ZONE_LINES:
+                break
+    return found
 
 
 def _running_line_keys(pages: list[list[str]], ratio: float) -> set[str]:

@@ -117,9 +117,16 @@ def _word_style_heading(m: re.Match[str], next_line: str | None, style: str, lev
     return _Heading(m.start(), style, level, normalise_section_number(m.group("num")), title)
 
 
+_HEADING_FIRST_CHARS = frozenset("#SACPE")
+
+
 def _headings_in_line(line: str, start: int, next_line: str | None) -> list[_Heading]:
     """Headings starting on one line (offsets relative to the text, given the line's start)."""
     found: list[_Heading] = []
+    first = line.lstrip(" \t")[:1]
+    # Every anchored pattern below starts with a digit, "#" or one of these capitals; most lines are prose.
+    if not (first.isdigit() or first in _HEADING_FIRST_CHARS) and "Section" not in line:
+        return found
     window = line if next_line is None or line.rstrip().endswith(".") else f"{line}\n{next_line}"
     if m := _DASH_SECTION.match(window):
         title = m.group("title")
