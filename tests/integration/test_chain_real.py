@@ -96,3 +96,21 @@ def test_questions_file_gives_one_json_line_per_question(real_store, capsys, tmp
     code, results = _run_json(capsys, ["--store", str(real_store), "retrieve", "--questions", str(questions), "--json"])
     assert code == 0 and len(results) == 2
     assert results[0]["results"][0]["source_id"].startswith("IPC_420_")
+
+
+def test_runs_show_and_replay_through_the_cli(real_store, capsys):
+    code, [answer] = _run_json(capsys, ["--store", str(real_store), "ask", "What is the punishment for theft?", "--json"])
+    assert code == 0
+    code, runs = _run_json(capsys, ["--store", str(real_store), "runs", "--json"])
+    run = next(r for r in runs if r["run_id"] == answer["run_id"])
+    assert run["flow"] == "answer" and run["status"] == "completed" and run["question"] == answer["query"]
+    answer_ref = next(o for o in run["outputs"] if o["kind"] == "answer.v1")
+    capsys.readouterr()
+    assert main(["--store", str(real_store), "show", f"answer.v1:{answer_ref['sha256'][:12]}"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["header"]["stage"] == "validate" and shown["payload"]["answer"] == answer["answer"]
+    code, [replayed] = _run_json(capsys, ["--store", str(real_store), "replay", answer["run_id"], "--from", "retrieve", "--json"])
+    assert code == 0
+    assert replayed["run"]["replay_of"] == answer["run_id"]
+    assert replayed["run"]["outputs"] == run["outputs"]  # nothing changed: the same artifact, byte for byte
+    assert replayed["answer"]["answer"] == answer["answer"]
