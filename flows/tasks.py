@@ -22,7 +22,6 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from contracts import (
-    Answer,
     AnswerRequest,
     ArtifactRef,
     ArtifactStore,
@@ -392,7 +391,3 @@ def validate_task(
         compute=lambda: validate.validate_draft(store.get(draft_ref, DraftAnswer), store.get(pack_ref, ContextPack), policy),
         force=force,
     )
-
-
-def answer_of(store_root: str, ref: ArtifactRef) -> Answer:
-    return _store(store_root).get(ref, Answer)
