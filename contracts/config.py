@@ -81,6 +81,9 @@ class RetrieveConfig(Contract):
     """Fused-score bonus (in units of a rank-1 RRF vote) for a chunk whose wording matches the query's intent."""
     act_weight: float = Field(default=0.5, ge=0.0)
     """Fused-score bonus (in units of a rank-1 RRF vote) for a chunk of an act the query names ("Penal Code")."""
+    qualifier_weight: float = Field(default=0.5, ge=0.0)
+    """Fused-score penalty (in units of a rank-1 RRF vote) for a provision that qualifies another (an attempt,
+    abetment, preparation, conspiracy or presumption) when the query does not ask about that qualifier."""
     long_query_terms: int = Field(default=32, ge=0)
     """When > 0, a query with more keywords than this is a long fact pattern rather than a question: it is
     fused by z-scored scores (CombSUM) instead of ranks, with no intent/act priors (see stages.retrieve)."""

@@ -37,6 +37,8 @@ class QueryAnalysis(Contract):
     expansions: tuple[str, ...] = ()
     acts: tuple[str, ...] = ()
     """Acts the query names, with or without a section ("under the Penal Code" -> "IPC")."""
+    qualifiers: tuple[str, ...] = ()
+    """Qualifying provisions the query asks about: attempt, abetment, preparation, conspiracy, presumption."""
 
 
 class ResultMetadata(Contract):

@@ -45,7 +45,7 @@ from contracts.config import IndexConfig
 from contracts.errors import ContractViolationError, IndexMismatchError, StageInvariantError
 from contracts.ingest import Chunk
 from stages.lexical import LexicalIndex
-from stages.query_analysis import provision_kinds
+from stages.query_analysis import provision_kinds, qualifier_of
 from stages.ports import Embedder
 
 __all__ = ["SearchIndex", "SearchFilter", "section_key"]
@@ -321,6 +321,10 @@ class SearchIndex:
         """The intents the chunk in ``slot`` answers (``stages.query_analysis.provision_kinds``)."""
         return self._kinds[slot]
 
+    def qualifier_at(self, slot: int) -> str | None:
+        """The qualifier the chunk in ``slot`` is about ("attempt", "abetment", ...: ``qualifier_of``), or None."""
+        return self._qualifiers[slot]
+
     def section_slots(self, number: str, level: str, doc_codes: frozenset[str] | None) -> list[int]:
         """Live slots whose section is ``number`` at ``level``, restricted to ``doc_codes`` when given."""
         hits = self._sections.get((level, number.lower()), [])
@@ -400,6 +404,7 @@ class SearchIndex:
         self._sections: dict[tuple[str, str], list[int]] = {}
         n = len(self._slots)
         self._kinds: list[frozenset[str]] = [frozenset()] * n
+        self._qualifiers: list[str | None] = [None] * n
         self._live = np.zeros(n, dtype=bool)
         self._tenant_of = np.full(n, -1, dtype=np.int32)
         self._project_of = np.full(n, -1, dtype=np.int32)
@@ -420,6 +425,7 @@ class SearchIndex:
             if p.section_id:
                 self._sections.setdefault(section_key(p.section_id, p.doc_code), []).append(slot)
             self._kinds[slot] = provision_kinds(chunk.text, p.section_title)
+            self._qualifiers[slot] = qualifier_of(p.section_title)
         self._lexical_slots = np.flatnonzero(self._live).astype(np.int64)
         self._n_live = int(self._live.sum())
         self._filters: OrderedDict[SearchFilter, _CompiledFilter] = OrderedDict()

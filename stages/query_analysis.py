@@ -19,9 +19,9 @@ import re
 from contracts.retrieval import QueryAnalysis, QueryIntent, SectionRef
 from stages.lexical import stem, tokenize
 
-__all__ = ["analyze_query", "DOC_CODE_ALIASES", "canonical_doc_code", "provision_kinds"]
+__all__ = ["analyze_query", "DOC_CODE_ALIASES", "canonical_doc_code", "provision_kinds", "qualifier_of"]
 
-STAGE_VERSION = "query_analysis.v1"
+STAGE_VERSION = "query_analysis.v2"
 
 # canonical doc code -> the ways people name that act (lower case, longest first where it matters).
 DOC_CODE_ALIASES: dict[str, tuple[str, ...]] = {
@@ -248,6 +248,45 @@ def provision_kinds(text: str, title: str | None = None) -> frozenset[QueryInten
     return frozenset(kinds)
 
 
+# Provisions that qualify another offence or provision rather than state one: an attempt at it, abetting
+# it, preparing or conspiring to commit it, or an evidential presumption about it. Read from the title
+# ("Attempt to murder", "Abetment of suicide", "Presumption as to dowry death"); a title that merely
+# mentions one later ("Theft after preparation made for causing death") states an offence of its own.
+_QUALIFIER_TITLE = re.compile(
+    r"^\s*(?:punishment (?:of|for) )?(?:making )?"
+    r"(attempt|abet|preparation|conspiracy|presumption)",
+    re.IGNORECASE,
+)
+_QUALIFIER_NAMES = {"attempt": "attempt", "abet": "abetment", "preparation": "preparation",
+                    "conspiracy": "conspiracy", "presumption": "presumption"}
+# Stemmed query words (stages.lexical.stem) and expansions that ask about a qualifier.
+_QUALIFIER_CUES: dict[str, frozenset[str]] = {
+    "attempt": frozenset({"attempt", "try", "tri", "tried", "tries", "trie", "trying"}),
+    "abetment": frozenset({"abet", "abetment", "abettor", "help", "encourage", "encourag", "instigate",
+                           "instigat", "aid", "assist"}),
+    "preparation": frozenset({"prepar", "prepare", "preparation"}),
+    "conspiracy": frozenset({"conspir", "conspire", "conspiracy", "criminal conspiracy"}),
+    "presumption": frozenset({"presum", "presume", "presumption", "proof", "prove", "prov", "evidence", "burden"}),
+}
+
+
+def qualifier_of(title: str | None) -> str | None:
+    """The kind of qualifying provision a section title names, or None for a provision in its own right.
+
+    >>> assert qualifier_of("Attempt to murder") == "attempt" and qualifier_of("Abetment of suicide") == "abetment"
+    >>> assert qualifier_of("Punishment for murder") is None
+    >>> assert qualifier_of("Theft after preparation made for causing death") is None
+    """
+    match = _QUALIFIER_TITLE.match(title or "")
+    return _QUALIFIER_NAMES[match.group(1).lower()] if match else None
+
+
+def _qualifiers(words: tuple[str, ...]) -> tuple[str, ...]:
+    # From the query's own words only: an expansion ("suicide" -> "abetment") is a guess about wording.
+    asked = set(words)
+    return tuple(kind for kind, cues in _QUALIFIER_CUES.items() if asked & cues)
+
+
 def canonical_doc_code(name: str) -> str | None:
     """The canonical code for an act's name or abbreviation, or None when it is not a known one.
 
@@ -303,11 +342,27 @@ def _intent(query: str) -> QueryIntent:
     return "general"
 
 
+def _word_forms(query: str) -> set[str]:
+    """Each word of the query as written, stemmed, and with the letter stemming took away put back
+    ("forging" -> "forg" -> "forge", "married" -> "marri" -> "marry"), so that the synonym map's
+    dictionary forms match every inflection, not only those whose stem happens to equal them."""
+    forms: set[str] = set()
+    for word in re.findall(r"[a-z]+", query.lower()):
+        stemmed = stem(word)
+        forms.update((word, stemmed))
+        if stemmed != word and word.endswith(("ing", "ed")):
+            forms.add(stemmed + "e")
+        if stemmed.endswith("i"):
+            forms.add(stemmed[:-1] + "y")
+    return forms
+
+
 def _expansions(query: str, keywords: tuple[str, ...]) -> tuple[str, ...]:
     lowered = query.lower()
+    words = set(keywords) | _word_forms(query)
     out: list[str] = []
     for word, targets in _LEGAL_SYNONYMS.items():
-        hit = (" " in word and word in lowered) or word in keywords
+        hit = (" " in word and word in lowered) or word in words
         if hit:
             out.extend(t for t in targets if t not in out)
     return tuple(out)
@@ -330,13 +385,17 @@ def _acts(query: str, refs: tuple[SectionRef, ...]) -> tuple[str, ...]:
 
 
 def analyze_query(query: str) -> QueryAnalysis:
-    """Intent, keywords (stemmed, stop words dropped), section references, expansions and acts named."""
+    """Intent, keywords (stemmed, stop words dropped), section references, expansions, acts named and the
+    qualifiers asked about ("tried to kill" -> attempt; "helping someone to ..." -> abetment)."""
     keywords = tuple(dict.fromkeys(tokenize(query)))
     refs = _section_refs(query)
+    stems = keywords + tuple(stem(w) for w in keywords)
+    expansions = _expansions(query, stems)
     return QueryAnalysis(
         intent=_intent(query),
         keywords=keywords,
         section_refs=refs,
-        expansions=_expansions(query, keywords + tuple(stem(w) for w in keywords)),
+        expansions=expansions,
         acts=_acts(query, refs),
+        qualifiers=_qualifiers(stems + tuple(re.findall(r"[a-z]+", query.lower()))),
     )

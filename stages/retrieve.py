@@ -6,7 +6,11 @@ cached) tenant/project/metadata filter; encode the query once; take ``candidate_
 
 * a question (at most ``long_query_terms`` keywords): weighted reciprocal rank fusion,
   ``dense_weight / (rrf_k + dense_rank) + bm25_weight / (rrf_k + bm25_rank)``, plus the intent and act
-  priors (each a fraction of a rank-1 vote);
+  priors (each a fraction of a rank-1 vote) and the qualifier prior: a provision about an attempt at,
+  abetment of, preparation or conspiracy for, or a presumption about an offence (read from its title by
+  ``stages.query_analysis.qualifier_of``) loses ``qualifier_weight`` of a rank-1 vote unless the query's own
+  words ask about that qualifier ("tried to", "helping", "prove"), so "the sentence for killing a
+  person" finds murder before attempted murder;
 * a long fact pattern: CombSUM of z-scores, ``long_query_dense_weight * z(cosine) + z(BM25)``, each
   standardised over its own candidate list, no priors. Rank fusion threw away how sure each method was;
   on AILA 2019 it could only trade BM25's precision at 1 for dense's recall at 5/10, never keep both.
@@ -58,7 +62,7 @@ from stages.query_analysis import DOC_CODE_ALIASES, analyze_query, canonical_doc
 
 __all__ = ["retrieve", "confidence_of", "resolve_doc_codes", "REF_CONFIDENCE"]
 
-STAGE_VERSION = "retrieve.v2"
+STAGE_VERSION = "retrieve.v3"
 
 # Fitted by bench/retrieval_eval.py --calibrate (see the module docstring).
 CONF_BIAS = -7.12
@@ -244,6 +248,16 @@ def retrieve(
         for slot in fused:
             if analysis.intent in index.provision_kinds_at(slot):
                 fused[slot] += bonus
+
+    if hybrid and cfg.qualifier_weight and not long_query:
+        # "What is the sentence for killing a person?" asks for murder, not attempted murder or abetment of
+        # it: a provision about a qualifier of an offence gives way to the offence itself, unless the query
+        # asks about that qualifier ("tried to kill", "helping someone to").
+        penalty = cfg.qualifier_weight / (cfg.rrf_k + 1)
+        for slot in fused:
+            qualifier = index.qualifier_at(slot)
+            if qualifier and qualifier not in analysis.qualifiers:
+                fused[slot] -= penalty
 
     if hybrid and cfg.act_weight and analysis.acts and not long_query:
         named = frozenset().union(*(resolve_doc_codes(act, index.doc_codes) for act in analysis.acts))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from stages.query_analysis import analyze_query, canonical_doc_code, provision_kinds
+from stages.query_analysis import analyze_query, canonical_doc_code, provision_kinds, qualifier_of
 
 pytestmark = pytest.mark.unit
 
@@ -65,3 +65,49 @@ def test_provision_kinds_read_the_provisions_own_wording():
     assert provision_kinds("Whoever ... is said to commit theft.", "Theft") == {"definition"}
     assert provision_kinds("This Act extends to the whole of India.", "Title and extent") == {"scope"}
     assert provision_kinds("may extend to three years", "Punishment for theft") == {"punishment"}
+
+
+def test_expansions_match_every_inflection_of_a_mapped_word():
+    assert "forgery" in analyze_query("punishment for forging a signature").expansions
+    assert "hurt" in analyze_query("he injured me with a stick").expansions
+    assert "marriage" in analyze_query("she married again").expansions
+    # Putting back a stripped "e" only follows a stripped -ing/-ed: an FIR is not a fire.
+    assert "mischief" not in analyze_query("how do I file an FIR").expansions
+
+
+@pytest.mark.parametrize(
+    ("title", "qualifier"),
+    [
+        ("Attempt to murder", "attempt"),
+        ("Attempt to commit robbery", "attempt"),
+        ("Abetment of suicide", "abetment"),
+        ("Punishment of abetment if the act abetted is committed in consequence", "abetment"),
+        ("Making preparation to commit dacoity", "preparation"),
+        ("Conspiracy to commit offences punishable by section 121", "conspiracy"),
+        ("Presumption as to dowry death", "presumption"),
+        ("Punishment for murder", None),
+        ("Theft after preparation made for causing death, hurt or restraint", None),
+        ("Criminal conspiracy", None),  # the definition of the offence itself, not a qualifier of another
+        (None, None),
+    ],
+)
+def test_qualifier_of_reads_the_title(title, qualifier):
+    assert qualifier_of(title) == qualifier
+
+
+@pytest.mark.parametrize(
+    ("query", "qualifiers"),
+    [
+        ("what is the sentence for killing a person?", ()),
+        ("what happens to a man who tries to kill his neighbour?", ("attempt",)),
+        ("he attempted robbery", ("attempt",)),
+        ("punishment for helping a friend commit suicide", ("abetment",)),
+        ("punishment for instigating a riot", ("abetment",)),
+        ("what if they conspired to rob a bank", ("conspiracy",)),
+        ("who has to prove a dowry death", ("presumption",)),
+        # "suicide" expands to "abetment" for BM25, but the query did not ask about abetting anything.
+        ("punishment for suicide", ()),
+    ],
+)
+def test_qualifiers_come_from_the_querys_own_words(query, qualifiers):
+    assert analyze_query(query).qualifiers == qualifiers

@@ -150,8 +150,8 @@ def ipc_index(real_embedder, shared_data):
     from stages.index import SearchIndex
 
     records = json.loads((shared_data / "indian-acts-json" / "ipc.json").read_text())
-    wanted = {"299", "300", "302", "304", "378", "379", "380", "383", "384", "390", "392", "415", "417", "420",
-              "499", "500", "503", "506"}
+    wanted = {"299", "300", "302", "304", "305", "306", "307", "308", "309", "378", "379", "380", "383", "384",
+              "390", "392", "393", "415", "417", "420", "499", "500", "503", "506"}
     chunks = [
         make_chunk(f"Section {r['Section']}. {r['section_title']}\n{r['section_desc']}".strip(),
                    section=str(r["Section"]), title=r["section_title"])
@@ -176,10 +176,60 @@ def test_real_model_finds_the_right_ipc_section(ipc_index, real_embedder, query,
     assert result.results[0].confidence > 0.5
 
 
+@pytest.mark.parametrize(
+    ("query", "section", "without_the_prior"),
+    [
+        # Without the qualifier prior the attempt / attempted-suicide sections come first for these.
+        ("what sentence does someone get for deliberately killing another person?", "302", "307"),
+        ("punishment for instigating someone to commit suicide", "306", "309"),
+        # Asking about the qualifier keeps it first.
+        ("what if someone tried to rob a shop but failed?", "393", "393"),
+        ("what happens if a person tries to kill himself?", "309", "309"),
+    ],
+)
+def test_real_model_prefers_the_offence_to_its_attempt_or_abetment_unless_asked(
+    ipc_index, real_embedder, query, section, without_the_prior
+):
+    def first(cfg: RetrieveConfig) -> str:
+        return retrieve(query, ipc_index, real_embedder, cfg, tenant_id="t1", project_id="p1").results[0].metadata.section_id
+
+    assert first(RetrieveConfig()) == section
+    assert first(RetrieveConfig(qualifier_weight=0.0)) == without_the_prior
+
+
 def test_real_model_gives_off_topic_questions_low_confidence(ipc_index, real_embedder):
     result = retrieve("Which Norman ruler conquered England in 1066?", ipc_index, real_embedder, RetrieveConfig(),
                       tenant_id="t1", project_id="p1")
     assert max(i.confidence for i in result.results) < 0.3
+
+
+def test_qualifier_prior_lowers_attempts_and_abetments_the_query_does_not_ask_about(embedder):
+    index = build(
+        [
+            make_chunk("Punishment for theft\nWhoever commits theft shall be punished with imprisonment", section="379",
+                       title="Punishment for theft"),
+            make_chunk("Attempt to commit robbery\nWhoever attempts to commit robbery shall be punished with imprisonment",
+                       section="393", title="Attempt to commit robbery"),
+            make_chunk("Abetment of theft\nWhoever abets theft shall be punished", section="900", title="Abetment of theft"),
+            make_chunk("Hurt\nWhoever causes bodily pain to any person causes hurt", section="319", title="Hurt"),
+        ],
+        embedder,
+    )
+
+    def scores(query: str, weight: float) -> dict[str, float]:
+        result = retrieve(query, index, embedder, RetrieveConfig(qualifier_weight=weight), tenant_id="t1",
+                          project_id="p1")
+        return {item.source_id: item.score for item in result.results}
+
+    penalty = 0.5 / (RetrieveConfig().rrf_k + 1)
+    plain, prior = scores("punishment for theft", 0.0), scores("punishment for theft", 0.5)
+    assert prior["IPC_379_0"] == pytest.approx(plain["IPC_379_0"])  # the offence itself: untouched
+    assert prior["IPC_393_0"] == pytest.approx(plain["IPC_393_0"] - penalty)
+    assert prior["IPC_900_0"] == pytest.approx(plain["IPC_900_0"] - penalty)
+    # Asked about an attempt: the attempt provision keeps its score and overtakes the abetment one.
+    plain, prior = scores("punishment for trying theft", 0.0), scores("punishment for trying theft", 0.5)
+    assert prior["IPC_393_0"] == pytest.approx(plain["IPC_393_0"])
+    assert plain["IPC_900_0"] > plain["IPC_393_0"] and prior["IPC_393_0"] > prior["IPC_900_0"]
 
 
 def test_a_chunk_both_methods_rank_first_is_not_displaced_by_a_prior(embedder):
