@@ -38,7 +38,7 @@ __all__ = [
     "precheck_pack",
 ]
 
-STAGE_VERSION = "sufficiency.v1"
+STAGE_VERSION = "sufficiency.v2"
 
 _I = re.IGNORECASE
 # Language that shows a chunk can answer a question of each type.
@@ -46,7 +46,10 @@ INTENT_LANGUAGE: dict[QueryIntent, re.Pattern[str]] = {
     "definition": re.compile(
         r"\bmeans\b|\bshall\s+mean\b|\bis\s+said\s+to\b|\bare\s+said\s+to\b|\bdefined\s+as\b|\bdefines?\b"
         r"|\bdefinitions?\b|\bincludes?\b|\bdenotes?\b|\brefers\s+to\b|\b(?:is|are)\s+(?:called|known\s+as|termed)\b"
-        r"|\bdeemed\s+to\s+be\b|\bthat\s+is\s+to\s+say\b",
+        r"|\bdeemed\s+to\s+be\b|\bthat\s+is\s+to\s+say\b"
+        # A penal statute defines an offence by its elements: "Whoever ... commits forgery", "is said, except
+        # ..., to defame", "Theft is “robbery” if", "designated as “grievous”".
+        r"|\bwhoever\b|\bcommits\b|\bis\s+said\b|\bdesignated\b|\b(?:is|are)\s+[\"\u201c\u2018]",
         _I,
     ),
     "punishment": re.compile(

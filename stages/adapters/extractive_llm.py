@@ -15,6 +15,12 @@ continued by "; and includes ..." or "; or ..." stay with the clause they contin
 * a definition question prefers the clause that defines the asked term (``"employer" means ...``) over
   clauses that define other terms;
 * a punishment question prefers units that state a penalty; illustrations count for less;
+* a unit is relevant when enough of the question's words, or of the statute words the query analyser mapped
+  them to (RELATED TERMS: "jailed for stealing" -> imprisonment, theft), occur in it; units are ranked by
+  that score times ``1 / (1 + RANK_DECAY * p)`` for the evidence block at position p (blocks come in
+  retrieval order), except the exact definition of the asked term, which wins wherever it sits;
+* statute forms of definition count ("... commits forgery", "is said, except ..., to defame",
+  "designated an “unlawful assembly”", "The words “public servant” denote");
 * at most ``max_sentences`` units and about ``CHAR_BUDGET`` characters (one best unit may be longer), only
   units scoring at least 70% of the best one, no truncated chunk edges while complete units exist, and no
   OCR debris (units made mostly of non-letters).
@@ -63,6 +69,10 @@ _DEFINES_SUBJECT_BONUS = 3.0
 _STATES_PENALTY_BONUS = 1.0
 _ILLUSTRATION_WEIGHT = 0.5
 _MIN_RELATIVE_SCORE = 0.7
+RANK_DECAY = 0.5
+"""Units are ranked by word score times ``1 / (1 + RANK_DECAY * p)``, p the 0-based position of their evidence
+block: blocks come in retrieval order, and retrieval (dense + BM25 + section priors) ranks sections better
+than word overlap with a single clause does."""
 _MIN_LETTER_SHARE = 0.7
 _MIN_WORD_TOKEN_SHARE = 0.6
 
@@ -309,11 +319,18 @@ _QUOTE_CLOSE = "\"”'’"
 _QUOTED_IN_QUESTION = re.compile(rf"(?:^|(?<=\s))[{_QUOTE_OPEN}]([^{_QUOTE_CLOSE}]{{1,60}})[{_QUOTE_CLOSE}](?=[\s?.,!]|$)")
 _ACT_NAME = re.compile(r"\b(?:under|in|of|by|per)\s+(?:the\s+)?((?:[\w.-]+\s+){0,6}?)(?:act|code|rules?|regulations?)\b", re.I)
 _DEFINES = re.compile(
-    rf"[{_QUOTE_OPEN}](?P<quoted>[^{_QUOTE_CLOSE}]{{1,60}})[{_QUOTE_CLOSE}]\s*,?\s*(?:shall\s+mean|means|shall\s+include|includes|denotes)\b"
+    rf"[{_QUOTE_OPEN}](?P<quoted>[^{_QUOTE_CLOSE}]{{1,60}})[{_QUOTE_CLOSE}]\s*,?\s*(?:shall\s+mean|means|shall\s+include|includes|denotes?)\b"
     rf"|^\W*[{_QUOTE_OPEN}](?P<heading>[^{_QUOTE_CLOSE}]{{1,60}})[{_QUOTE_CLOSE}]\s*:"
     r"|^(?:the\s+(?:word|expression|term)\s+)?(?P<plain>[A-Za-z][\w -]{0,40}?)\s+(?:shall\s+mean|means|denotes)\b"
     r"|\b(?:is|are)\s+said\s+to\s+(?P<said>[^.;]{1,60}?)\W*$"
-    rf"|\b(?:is|are)\s+said\s+to\s+(?:\w+\s+){{0,3}}?[{_QUOTE_OPEN}](?P<said_quoted>[^{_QUOTE_CLOSE}]{{1,40}})[{_QUOTE_CLOSE}]",
+    rf"|\b(?:is|are)\s+said\s+to\s+(?:\w+\s+){{0,3}}?[{_QUOTE_OPEN}](?P<said_quoted>[^{_QUOTE_CLOSE}]{{1,40}})[{_QUOTE_CLOSE}]"
+    # How penal statutes define an offence: "... commits “extortion”", "... commits forgery.", "commits the
+    # offence of stalking", "Theft is “robbery” if ...", "are designated as “grievous”", and "is said, except
+    # in the cases hereinafter excepted, to defame".
+    rf"|\bcommits?\s+(?:the\s+offence\s+of\s+)?[{_QUOTE_OPEN}](?P<commits_quoted>[^{_QUOTE_CLOSE}]{{1,40}})[{_QUOTE_CLOSE}]"
+    r"|\bcommits?\s+(?:the\s+offence\s+of\s+)?(?P<commits>[a-z]+(?:[ -][a-z]+){0,3})\W*$"
+    rf"|\b(?:is|are)\s+(?:designated\s+(?:as\s+|an?\s+)?|called\s+)?[{_QUOTE_OPEN}](?P<is_quoted>[^{_QUOTE_CLOSE}]{{1,40}})[{_QUOTE_CLOSE}]"
+    r"|\b(?:is|are)\s+said\s*,[^.;]{1,80}?,\s*to\s+(?P<said_far>[a-z]+(?:\s+[a-z]+)?)",
     re.I,
 )
 
@@ -387,6 +404,9 @@ class _Candidate:
     quote: str
     defines: float = 0.0
     """How exactly the unit defines the asked term: 1.0 for that term itself, less for a related one."""
+    rank_weight: float = 1.0
+    """``1 / (1 + RANK_DECAY * position)`` of the unit's evidence block: orders the units, while the
+    70%-of-the-best cut-off compares plain scores so that further relevant units still join the answer."""
 
 
 class ExtractiveLLM:
@@ -396,7 +416,7 @@ class ExtractiveLLM:
     ``char_budget`` is the answer's target length in quoted characters.
     """
 
-    model = "extractive-overlap.v2"
+    model = "extractive-overlap.v3"
 
     def __init__(self, max_sentences: int | None = None, char_budget: int = CHAR_BUDGET) -> None:
         self._max_sentences = max_sentences
@@ -428,14 +448,18 @@ class ExtractiveLLM:
         needed = max(1, needed) if query_terms else 0
         candidates: list[_Candidate] = []
         seen: set[str] = set()
-        for source_id, text in chunks:
+        for position, (source_id, text) in enumerate(chunks):
+            rank_weight = 1.0 / (1.0 + RANK_DECAY * position)
             chunk_numbers = evidence_numbers(text)
             for unit in clause_units(text):
                 quote = _as_quote(unit.text)
                 words = content_words(quote)
                 matched = len(words & query_terms)
+                related = len(words & expansion_terms)
                 if (
-                    matched < needed
+                    # The question's own words or the statute words the analyser mapped them to
+                    # ("jailed for stealing" -> imprisonment, theft) must reach the unit.
+                    matched + related < needed
                     or len(words) < _MIN_CONTENT_WORDS
                     or quote.lower() in seen
                     or parsed.refusal.lower() in quote.lower()
@@ -451,7 +475,7 @@ class ExtractiveLLM:
                 ):
                     continue
                 seen.add(quote.lower())
-                score = matched + _EXPANSION_WEIGHT * len(words & expansion_terms)
+                score = matched + _EXPANSION_WEIGHT * related
                 if intent_language is not None and parsed.intent != "general" and intent_language.search(quote):
                     score += _INTENT_BONUS
                 defines = 0.0
@@ -466,17 +490,22 @@ class ExtractiveLLM:
                 if unit.kind == "illustration":
                     score *= _ILLUSTRATION_WEIGHT
                 # Ties keep evidence order (chunks come ranked), so the output is deterministic.
-                candidates.append(_Candidate(unit.fragment or unit.heading, score, len(candidates), source_id, quote, defines))
+                # The exact definition of the asked term is the answer wherever retrieval placed it.
+                weight = 1.0 if defines == 1.0 else rank_weight
+                candidates.append(_Candidate(unit.fragment or unit.heading, score, len(candidates), source_id, quote,
+                                             defines, weight))
         return candidates
 
     def _select(self, candidates: list[_Candidate], limit: int) -> list[_Candidate]:
-        ranked = sorted(candidates, key=lambda c: (c.secondary, -c.score, c.order))
+        ranked = sorted(candidates, key=lambda c: (c.secondary, -c.score * c.rank_weight, c.order))
         best = ranked[0]
         chosen = [best]
         used = len(best.quote)
         for candidate in ranked[1:]:
-            if len(chosen) >= limit or candidate.score < _MIN_RELATIVE_SCORE * best.score:
+            if len(chosen) >= limit:
                 break
+            if candidate.score < _MIN_RELATIVE_SCORE * best.score:
+                continue  # ranked by weighted score: a later unit may still clear the plain-score cut-off
             if candidate.secondary and not best.secondary:
                 break  # complete units exist; a heading or a chunk's cut-off edge would mislead
             if used + len(candidate.quote) > self._char_budget:

@@ -170,3 +170,68 @@ def test_extractive_output_passes_validation_on_real_statute_text(shared_data) -
                 assert answer.status == "success" or answer.reason_code == "model_refused", (text, answer.refusal_reason)
                 outcomes["success" if answer.status == "success" else "model_refused"] += 1
     assert outcomes["success"] > 300  # it does answer, not just refuse
+
+
+# ------------------------------------------------------------ retrieval order, statute vocabulary, statute definitions
+KIDNAP_TO_STEAL = (
+    "Section 369. Kidnapping or abducting child under ten years with intent to steal from its person. Whoever "
+    "kidnaps any child under the age of ten years intending to steal movable property from it shall be punished "
+    "with imprisonment for a term which may extend to seven years."
+)
+
+
+def test_a_lay_question_is_answered_from_the_statute_words_it_was_mapped_to() -> None:
+    # "jailed for stealing" shares no word with s. 379; the analyser's expansions (imprisonment, theft) carry it.
+    # Without them the answer came from s. 369, the only chunk that says "steal".
+    pack = make_pack("How long can someone be jailed for stealing?",
+                     [make_chunk("IPC_379_0", IPC_379), make_chunk("IPC_369_0", KIDNAP_TO_STEAL)],
+                     intent="punishment", keywords=("long", "jail", "steal"), expansions=("imprisonment", "theft"))
+    text = _run(pack)
+    assert text.splitlines()[0].endswith("[IPC_379_0].")
+    assert validate_answer_text(text, pack, POLICY).status == "success"
+
+
+def test_the_evidence_order_breaks_near_ties_in_favour_of_the_better_retrieved_chunk() -> None:
+    first = make_chunk("IPC_1_0", "Whoever commits house-trespass by night shall be punished with imprisonment.")
+    second = make_chunk("IPC_2_0", "Whoever commits house-trespass by night in order to commit theft shall be "
+                                   "punished with imprisonment for ten years.")
+    for order, winner in (([first, second], "IPC_1_0"), ([second, first], "IPC_2_0")):
+        pack = make_pack("punishment for house-trespass by night", order, intent="punishment")
+        assert _run(pack).splitlines()[0].endswith(f"[{winner}].")
+
+
+@pytest.mark.parametrize(
+    ("unit", "term"),
+    [
+        ("Whoever intentionally puts any person in fear of injury and so induces him to deliver property, commits "
+         "\u201cextortion\u201d", "extortion"),
+        ("Whoever makes any false document with intent to cause damage commits forgery.", "forgery"),
+        ("Any man who follows a woman despite a clear indication of disinterest commits the offence of stalking",
+         "stalk"),
+        ("Theft is \u201crobbery\u201d if, in committing the theft, the offender voluntarily causes hurt", "robbery"),
+        ("An assembly of five or more persons is designated an \u201cunlawful assembly\u201d, if the common "
+         "object is to overawe", "unlawful"),
+        ("The words \u201cpublic servant\u201d denote a person falling under any of the descriptions", "servant"),
+        ("Whoever makes any imputation intending to harm the reputation of a person is said, except in the cases "
+         "hereinafter excepted, to defame that person", "defam"),
+    ],
+)
+def test_statute_forms_of_definition_are_recognised(unit, term) -> None:  # noqa: ANN001
+    from stages.adapters.extractive_llm import defined_terms
+
+    assert term in defined_terms(unit)
+
+
+def test_a_penalty_clause_is_not_read_as_a_definition() -> None:
+    from stages.adapters.extractive_llm import defined_terms
+
+    assert defined_terms("Whoever commits theft shall be punished with imprisonment") == frozenset()
+
+
+def test_a_definition_question_on_a_statute_offence_is_answered_not_refused() -> None:
+    forgery = make_chunk("IPC_463_0", "Section 463. Forgery. Whoever makes any false document with intent to cause "
+                                      "damage or injury to the public or to any person commits forgery.")
+    pack = make_pack("What is forgery?", [forgery], intent="definition", keywords=("forgery",))
+    answer = answer_with(pack, ExtractiveLLM(), POLICY)
+    assert answer.status == "success", answer.reason_code
+    assert "commits forgery" in answer.answer and answer.citations[0].source_id == "IPC_463_0"
