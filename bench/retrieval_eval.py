@@ -247,14 +247,18 @@ def safety(sets, embedder, cfg: RetrieveConfig, min_confidence: float) -> None: 
     refused as low-confidence (safe, but a miss for the user).
     """
     print(f"\nsafety at GenerationPolicy.min_confidence={min_confidence} (pack confidence = its best chunk's):")
-    print(f"{'set':<16}{'n':>4}{'right 1st':>11}{'in top 5':>10}{'wrong':>8}{'refused':>9}")
+    print(f"{'set':<16}{'n':>4}{'right 1st':>11}{'in top 5':>10}{'wrong':>8}{'refused':>9}"
+          f"   top-1 confidence: mean vs observed R@1; right when >= 0.7")
     for set_name, (index, queries) in sets.items():
         counts = {"right": 0, "top5": 0, "wrong": 0, "refused": 0}
+        top_confidence: list[tuple[float, bool]] = []
         natural = [(q, rel) for qid, q, rel in queries if not qid.startswith("ipc-r")]
         for question, relevant in natural:
             result = retrieve(question, index, embedder, cfg.model_copy(update={"top_k": 5}), tenant_id=TENANT,
                               project_id=PROJECT)
             ranked = [f"{i.metadata.doc_code}_{i.metadata.section_id}" for i in result.results]
+            if result.results:
+                top_confidence.append((result.results[0].confidence, ranked[0] in relevant))
             if max((i.confidence for i in result.results), default=0.0) < min_confidence:
                 counts["refused"] += 1
             elif ranked[:1] and ranked[0] in relevant:
@@ -264,8 +268,12 @@ def safety(sets, embedder, cfg: RetrieveConfig, min_confidence: float) -> None: 
             else:
                 counts["wrong"] += 1
         n = len(natural)
+        confident = [right for conf, right in top_confidence if conf >= 0.7]
+        calibration = (f"   {np.mean([c for c, _ in top_confidence]):.2f} vs {np.mean([r for _, r in top_confidence]):.2f}; "
+                       f"{np.mean(confident) if confident else float('nan'):.2f} of {len(confident)}")
         print(f"{set_name:<16}{n:>4}" + "".join(f"{counts[k] / n:>{w}.1%}" for k, w in
-                                                (("right", 11), ("top5", 10), ("wrong", 8), ("refused", 9))))
+                                                (("right", 11), ("top5", 10), ("wrong", 8), ("refused", 9)))
+              + calibration)
 
 
 def calibrate(sets, embedder, cfg: RetrieveConfig, n_negative: int) -> None:  # noqa: ANN001

@@ -6,6 +6,11 @@ first use and reused after: the same ``answer_flow`` runs here, warm, in ~0.2 s.
 only, requires the token written (mode 0600) into ``<store>/prefect/service.json``, serialises answer runs,
 and exits by itself after ``CITEBOUND_SERVICE_IDLE`` seconds without a request (default 1800).
 
+The service answers with the settings of the environment it was started from. So that a question asked with
+other settings (``CITEBOUND_MIN_CONFIDENCE=0.7``, another ``CITEBOUND_LLM`` or ``OPENAI_BASE_URL``) is never
+answered under the old ones, the service records a fingerprint of those variables and ``ensure_service``
+replaces a service whose fingerprint differs from the caller's.
+
 This is also the seed of the HTTP API on the roadmap (``/rag/query``); today it has two routes:
 ``GET /health`` and ``POST /ask`` (JSON: question, tenant, project, top_k, llm, llm_model -> Answer JSON).
 """
@@ -28,9 +33,29 @@ from pathlib import Path
 
 from contracts.errors import ConfigError
 
-__all__ = ["ensure_service", "ask_service", "stop_service", "service_state_path", "main"]
+__all__ = ["ensure_service", "ask_service", "stop_service", "service_state_path", "settings_fingerprint", "main"]
 
 _ASK_FIELDS = ("question", "tenant", "project", "top_k", "llm", "llm_model")
+
+
+# Variables that change answers: citebound's own settings and the openai client's. Not the ones that only
+# steer the service itself or that the service sets for its own process.
+_ANSWER_ENV_PREFIXES = ("CITEBOUND_", "OPENAI_")
+_SERVICE_ONLY_ENV = frozenset({"CITEBOUND_SERVICE", "CITEBOUND_SERVICE_IDLE", "CITEBOUND_HOME",
+                               "CITEBOUND_PREFECT", "CITEBOUND_QUERY_THREADS"})
+
+
+def settings_fingerprint(environ: dict[str, str] | os._Environ[str]) -> str:
+    """sha256 over the answer-relevant environment variables (names and values, sorted).
+
+    >>> assert settings_fingerprint({"CITEBOUND_MIN_CONFIDENCE": "0.7"}) != settings_fingerprint({})
+    >>> assert settings_fingerprint({"CITEBOUND_SERVICE_IDLE": "5", "PATH": "/bin"}) == settings_fingerprint({})
+    """
+    import hashlib
+
+    items = sorted((k, v) for k, v in environ.items()
+                   if k.startswith(_ANSWER_ENV_PREFIXES) and k not in _SERVICE_ONLY_ENV)
+    return hashlib.sha256(json.dumps(items).encode()).hexdigest()
 
 
 def service_state_path(store_root: Path) -> Path:
@@ -67,7 +92,11 @@ def ensure_service(store_root: Path, *, timeout: float = 240.0) -> dict:
     store_root = Path(store_root).resolve()
     state = _read_state(store_root)
     if _healthy(state):
-        return state  # type: ignore[return-value]
+        if state.get("settings") == settings_fingerprint(os.environ):  # type: ignore[union-attr]
+            return state  # type: ignore[return-value]
+        # Started under other settings: replace it rather than answer with the old ones.
+        print("(citebound's answer service was started with other settings; restarting it)", file=sys.stderr)
+        stop_service(store_root)
     log_path = store_root / "prefect" / "service.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "ab") as log:
@@ -203,6 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--store", required=True)
     args = parser.parse_args(argv)
     store_root = Path(args.store).resolve()
+    fingerprint = settings_fingerprint(os.environ)  # before this process adjusts its own environment
     from flows.settings import configure_process_env, configure_query_process
 
     os.environ["CITEBOUND_HOME"] = str(store_root)
@@ -221,7 +251,8 @@ def main(argv: list[str] | None = None) -> int:
         tmp = state_path.with_suffix(".tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as fh:
-            json.dump({"pid": os.getpid(), "port": service.server_address[1], "token": service.token}, fh)
+            json.dump({"pid": os.getpid(), "port": service.server_address[1], "token": service.token,
+                       "settings": fingerprint}, fh)
         os.replace(tmp, state_path)
         thread = threading.Thread(target=service.serve_forever, kwargs={"poll_interval": 0.5}, daemon=True)
         thread.start()

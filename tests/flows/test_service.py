@@ -67,6 +67,21 @@ def test_bad_requests_get_a_400_and_the_service_stays_up(service_store):
     assert ask_service(state, question="What is cheating?")["kind"] == "answer.v1"
 
 
+def test_a_service_started_under_other_settings_is_replaced(service_store, monkeypatch):
+    first = ensure_service(service_store)
+    assert ensure_service(service_store)["pid"] == first["pid"]
+    monkeypatch.setenv("CITEBOUND_MIN_CONFIDENCE", "0.999")
+    strict = ensure_service(service_store)
+    assert strict["pid"] != first["pid"]
+    # The new service answers under the caller's settings: what was answered before is now refused.
+    answer = ask_service(strict, question="What is the punishment for theft?")
+    assert answer["status"] == "low_confidence", answer["status"]
+    monkeypatch.delenv("CITEBOUND_MIN_CONFIDENCE")
+    relaxed = ensure_service(service_store)
+    assert relaxed["pid"] != strict["pid"]
+    assert ask_service(relaxed, question="What is the punishment for theft?")["status"] == "success"
+
+
 def test_stop_ends_service_and_server(service_store):
     ensure_service(service_store)
     assert stop_server(service_store) is True
