@@ -1,0 +1,139 @@
+"""Someone else's questions over real statute PDFs: the rag-indian-law gold set, end to end (no Prefect).
+
+``$CITEBOUND_SHARED_DATA/rag-indian-law-gold-qa/gold_dataset.json`` holds 44 questions written for another
+project (criminal law, traffic, matrimonial, rental law), each with the statute it expects and often a
+section. Only some of those statutes are in this bundle (``statute-pdfs/``: the BNS 2023, the Hindu Marriage
+Act, the Dowry Prohibition Act; the Minimum Wages Act is ingested too, as a distractor). The PDFs go through
+citebound's real ingestion stages (extract, clean, structure, chunk, injection scan, embed, index) and every
+question through the answer stages with the default extractive answerer and policy.
+
+* **answerable** (the expected statute is ingested and a section is named): ``right`` = a success citing that
+  section of that statute; ``wrong`` = a success citing anything else; ``refused``.
+* **not in the corpus** (the expected sources are absent: the BNSS, the Motor Vehicles Act, rent law, court
+  judgments): ``refused`` is the right outcome; an answer is listed with what it cited, for a reader to judge
+  (some are fair: a dowry question can be answered from the Dowry Prohibition Act the set did not expect).
+
+The set's own caveats (SOURCE.md) apply: one author, no review; so each answered "not in the corpus" item is
+printed rather than scored. Nothing here was used to tune citebound.
+
+Usage: .venv/bin/python bench/external_eval.py
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from contracts import (  # noqa: E402
+    ChunkConfig,
+    ChunkSet,
+    CleanConfig,
+    EmbedConfig,
+    ExtractConfig,
+    GenerationPolicy,
+    IndexConfig,
+    RetrieveConfig,
+)
+from stages.adapters.extractive_llm import ExtractiveLLM  # noqa: E402
+from stages.chunk import chunk_document  # noqa: E402
+from stages.clean import clean_document  # noqa: E402
+from stages.context import build_context_pack  # noqa: E402
+from stages.embed import embed_chunks  # noqa: E402
+from stages.extract import extract_document, make_source_document  # noqa: E402
+from stages.generate import generate_draft  # noqa: E402
+from stages.index import SearchIndex  # noqa: E402
+from stages.injection import flag_injections  # noqa: E402
+from stages.retrieve import retrieve  # noqa: E402
+from stages.sufficiency import precheck_pack  # noqa: E402
+from stages.validate import validate_draft  # noqa: E402
+
+SHARED = Path(os.environ.get("CITEBOUND_SHARED_DATA", ROOT.parent / "shared" / "data")).resolve()
+TENANT, PROJECT = "eval", "eval"
+# The gold set's source names -> the doc code each bundled PDF is ingested under.
+PDFS = {
+    "Bhartiya_Nyay_Sanhita_BNS.pdf": "BNS",
+    "Hindu_Marriage_Act.pdf": "HMA",
+    "Dowry_Prohibition_Act_1961.pdf": "DowryProhibitionAct",
+    "Minimum_Wages_Act_and_Central_Rules_1950_Forms_I_to_IV.pdf": "MinimumWagesAct",
+}
+# How the gold set names the two ingested statutes it expects ("Bharatiya_Nyaya_Sanhita_2023", "BNS 2023,
+# Supreme Court judgments", "Hindu Marriage Act 1955, CrPC, ...").
+SOURCE_PATTERNS = {"BNS": ("Bharatiya_Nyaya_Sanhita", "BNS 2023"), "HMA": ("Hindu_Marriage_Act", "Hindu Marriage Act")}
+
+
+def expected_codes(sources: list[str]) -> list[str]:
+    return [code for code, names in SOURCE_PATTERNS.items() if any(n in s for s in sources for n in names)]
+
+
+def cited_titles(answer) -> list[str]:  # noqa: ANN001
+    return [f"{c.source_id} ({(c.section_title or '')[:40]})" for c in answer.citations[:2]]
+
+
+def build_corpus_index(embedder) -> tuple[SearchIndex, int]:  # noqa: ANN001
+    chunks = []
+    for name, code in PDFS.items():
+        path = SHARED / "statute-pdfs" / name
+        data = path.read_bytes()
+        source = make_source_document(str(path), data, doc_code=code, tenant_id=TENANT, project_id=PROJECT)
+        cleaned = clean_document(extract_document(source, data, ExtractConfig(), None), CleanConfig())
+        chunks.extend(flag_injections(chunk_document(cleaned, ChunkConfig())).chunks)
+    # One embed call over every chunk (the source document only labels the batch).
+    batch = make_source_document("corpus.pdf", b"%PDF-", doc_code="CORPUS", tenant_id=TENANT, project_id=PROJECT)
+    vectors = embed_chunks(ChunkSet(source=batch, chunks=tuple(chunks)), embedder, EmbedConfig())
+    return SearchIndex.build(chunks, vectors, embedding_model=embedder.model_name,
+                             model_revision=embedder.model_revision, cfg=IndexConfig()), len(chunks)
+
+
+def main() -> None:
+    from stages.adapters.st_embedder import SentenceTransformersEmbedder
+
+    embedder = SentenceTransformersEmbedder()
+    embedder.warm_up()
+    started = time.perf_counter()
+    index, n_chunks = build_corpus_index(embedder)
+    print(f"ingested {len(PDFS)} PDFs: {n_chunks} chunks in {time.perf_counter() - started:.1f} s")
+    records = json.loads((SHARED / "rag-indian-law-gold-qa" / "gold_dataset.json").read_text())
+    cfg, policy, llm = RetrieveConfig(), GenerationPolicy(), ExtractiveLLM()
+
+    scored: collections.Counter[str] = collections.Counter()
+    absent: collections.Counter[str] = collections.Counter()
+    lines = []
+    for record in records:
+        question = record["question"]
+        result = retrieve(question, index, embedder, cfg, tenant_id=TENANT, project_id=PROJECT)
+        pack = build_context_pack(result, cfg, policy)
+        answer = precheck_pack(pack, policy) or validate_draft(generate_draft(pack, llm, policy), pack, policy)
+        cited = cited_titles(answer)
+        wanted = expected_codes(record["expected_sources"])
+        section = str(record.get("expected_section") or "")
+        answerable = bool(wanted) and bool(section) and not section.startswith("MAT_")
+        if answerable:
+            hit = any(c.section_id and c.section_id.split("_")[-1].upper() == section.upper()
+                      and c.source_id.split("_")[0] in wanted for c in answer.citations)
+            kind = "refused" if answer.status != "success" else ("right" if hit else "wrong")
+            scored[kind] += 1
+            lines.append(f"  {record['id']:8} answerable   {kind:8} want {wanted[0]} s.{section:5} "
+                         f"{answer.reason_code or ''} {cited}  <- {question}")
+        else:
+            kind = "refused" if answer.status != "success" else "answered"
+            absent[kind] += 1
+            lines.append(f"  {record['id']:8} not ingested {kind:8} {answer.reason_code or ''} {cited}  <- {question}")
+    n_scored, n_absent = sum(scored.values()), sum(absent.values())
+    print(f"\nanswerable from the ingested PDFs: {n_scored}  right {scored['right']}  wrong {scored['wrong']}  "
+          f"refused {scored['refused']}")
+    print(f"expected sources not ingested:    {n_absent}  refused {absent['refused']}  answered {absent['answered']} "
+          "(listed below for a reader to judge)")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
