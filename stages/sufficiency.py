@@ -49,7 +49,7 @@ INTENT_LANGUAGE: dict[QueryIntent, re.Pattern[str]] = {
         r"|\bdeemed\s+to\s+be\b|\bthat\s+is\s+to\s+say\b"
         # A penal statute defines an offence by its elements: "Whoever ... commits forgery", "is said, except
         # ..., to defame", "Theft is “robbery” if", "designated as “grievous”".
-        r"|\bwhoever\b|\bcommits\b|\bis\s+said\b|\bdesignated\b|\b(?:is|are)\s+[\"\u201c\u2018]",
+        r"|\bcommits\b|\bis\s+said\b|\bdesignated\b|\b(?:is|are)\s+[\"\u201c\u2018]",
         _I,
     ),
     "punishment": re.compile(
@@ -137,9 +137,25 @@ def _typed_check(name: str, reason_code: str, what: str, intent: QueryIntent, pa
                        detail=f"no retrieved chunk about the query contains {what}")
 
 
+_STATES_AN_OFFENCE = re.compile(r"\bwhoever\b|\bshall\s+be\s+punish", re.IGNORECASE)
+
+
 def check_definition_evidence(pack: ContextPack, policy: GenerationPolicy) -> CheckResult:
-    """Definition questions need definitional language ("means", "is said to", "defined as", "includes"...)."""
-    return _typed_check("definition_evidence", "no_definitional_language", "definitional language", "definition", pack, policy)
+    """Definition questions need definitional language ("means", "is said to", "defined as", "includes"...),
+    or a provision titled by exactly what was asked that states an offence ("Sedition": "Whoever ... shall be
+    punished"): a penal code defines many offences only by the provision that punishes them. Every topic term
+    must be in that title, so "anticipatory bail" is not defined by a section titled "... bail bond ..."."""
+    result = _typed_check("definition_evidence", "no_definitional_language", "definitional language", "definition",
+                          pack, policy)
+    terms = query_terms(pack)
+    if result.passed or not terms:
+        return result
+    for chunk in _usable(pack, policy):
+        title = chunk.provenance.section_title or ""
+        if title and len(shared_terms(terms, content_words(title))) == len(terms) and _STATES_AN_OFFENCE.search(chunk.text):
+            return CheckResult(name="definition_evidence", passed=True,
+                               detail=f"the offence titled {title!r} is stated in {chunk.semantic_id}")
+    return result
 
 
 def check_punishment_evidence(pack: ContextPack, policy: GenerationPolicy) -> CheckResult:

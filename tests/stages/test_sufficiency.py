@@ -107,3 +107,35 @@ def test_refusals_use_the_policy_sentence_and_keep_the_checks(refusal: str) -> N
     assert [c.name for c in answer.checks] == ["pack_not_empty", "confidence", "definition_evidence"]
     assert answer.sources == ("MWA_2_0",) and answer.confidence == pack.confidence
     assert precheck_pack(make_pack("What does employer mean?", [make_chunk("MWA_2_1", MWA_2)], intent="definition"), POLICY) is None
+
+
+SEDITION = ("Whoever by words, either spoken or written, brings or attempts to bring into hatred or contempt the "
+            "Government established by law shall be punished with imprisonment for life.")
+BAIL_BOND = ("Whoever, having been released on bail bond, fails without sufficient cause to appear in Court in "
+             "accordance with the terms of the bail bond, shall be punished with imprisonment.")
+
+
+@pytest.mark.parametrize(
+    ("query", "unit", "passes"),
+    [
+        ("What is forgery?", "Whoever makes any false document with intent to cause damage commits forgery.", True),
+        ("What is defamation?", "Whoever makes any imputation is said, except in the cases hereinafter excepted, "
+                                "to defame that person.", True),
+        ("What is an unlawful assembly?", "An assembly of five or more persons is designated an "
+                                          "\u201cunlawful assembly\u201d.", True),
+        ("What is forgery?", "Whoever makes any false document for forgery shall be punished with imprisonment.", False),
+    ],
+)
+def test_statute_forms_of_definition_count_as_definitional_language(query, unit, passes) -> None:  # noqa: ANN001
+    pack = make_pack(query, [make_chunk("IPC_1_0", unit)], intent="definition")
+    assert check_definition_evidence(pack, POLICY).passed is passes
+
+
+def test_an_offence_defined_only_by_its_punishing_provision_counts_when_its_title_is_the_question() -> None:
+    sedition = make_chunk("IPC_124A_0", SEDITION, section_id="124A", section_title="Sedition")
+    assert check_definition_evidence(make_pack("What is sedition?", [sedition], intent="definition"), POLICY).passed
+    # Every topic term must be in the title: a bail-bond offence does not define anticipatory bail.
+    bond = make_chunk("BNS_269_0", BAIL_BOND, section_id="269",
+                      section_title="Failure by person released on bail bond to appear in Court")
+    result = check_definition_evidence(make_pack("What is anticipatory bail?", [bond], intent="definition"), POLICY)
+    assert not result.passed and result.reason_code == "no_definitional_language"
