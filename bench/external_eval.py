@@ -33,31 +33,15 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from contracts import (  # noqa: E402
-    ChunkConfig,
-    ChunkSet,
-    CleanConfig,
-    EmbedConfig,
-    ExtractConfig,
-    GenerationPolicy,
-    IndexConfig,
-    RetrieveConfig,
-)
-from stages.adapters.extractive_llm import ExtractiveLLM  # noqa: E402
-from stages.chunk import chunk_document  # noqa: E402
-from stages.clean import clean_document  # noqa: E402
-from stages.context import build_context_pack  # noqa: E402
-from stages.embed import embed_chunks  # noqa: E402
-from stages.extract import extract_document, make_source_document  # noqa: E402
-from stages.generate import generate_draft  # noqa: E402
-from stages.index import SearchIndex  # noqa: E402
-from stages.injection import flag_injections  # noqa: E402
-from stages.retrieve import retrieve  # noqa: E402
-from stages.sufficiency import precheck_pack  # noqa: E402
-from stages.validate import validate_draft  # noqa: E402
+sys.path.insert(0, str(ROOT / "bench"))
 
-SHARED = Path(os.environ.get("CITEBOUND_SHARED_DATA", ROOT.parent / "shared" / "data")).resolve()
-TENANT, PROJECT = "eval", "eval"
+from answer_eval import answer  # noqa: E402
+from retrieval_eval import SHARED, build_index, ingested_chunks  # noqa: E402
+
+from contracts import GenerationPolicy, RetrieveConfig  # noqa: E402
+from stages.adapters.extractive_llm import ExtractiveLLM  # noqa: E402
+from stages.index import SearchIndex  # noqa: E402
+
 # The gold set's source names -> the doc code each bundled PDF is ingested under.
 PDFS = {
     "Bhartiya_Nyay_Sanhita_BNS.pdf": "BNS",
@@ -74,23 +58,13 @@ def expected_codes(sources: list[str]) -> list[str]:
     return [code for code, names in SOURCE_PATTERNS.items() if any(n in s for s in sources for n in names)]
 
 
-def cited_titles(answer) -> list[str]:  # noqa: ANN001
-    return [f"{c.source_id} ({(c.section_title or '')[:40]})" for c in answer.citations[:2]]
+def cited_titles(ans) -> list[str]:  # noqa: ANN001
+    return [f"{c.source_id} ({(c.section_title or '')[:40]})" for c in ans.citations[:2]]
 
 
 def build_corpus_index(embedder) -> tuple[SearchIndex, int]:  # noqa: ANN001
-    chunks = []
-    for name, code in PDFS.items():
-        path = SHARED / "statute-pdfs" / name
-        data = path.read_bytes()
-        source = make_source_document(str(path), data, doc_code=code, tenant_id=TENANT, project_id=PROJECT)
-        cleaned = clean_document(extract_document(source, data, ExtractConfig(), None), CleanConfig())
-        chunks.extend(flag_injections(chunk_document(cleaned, ChunkConfig())).chunks)
-    # One embed call over every chunk (the source document only labels the batch).
-    batch = make_source_document("corpus.pdf", b"%PDF-", doc_code="CORPUS", tenant_id=TENANT, project_id=PROJECT)
-    vectors = embed_chunks(ChunkSet(source=batch, chunks=tuple(chunks)), embedder, EmbedConfig())
-    return SearchIndex.build(chunks, vectors, embedding_model=embedder.model_name,
-                             model_revision=embedder.model_revision, cfg=IndexConfig()), len(chunks)
+    chunks = ingested_chunks({SHARED / "statute-pdfs" / name: code for name, code in PDFS.items()})
+    return build_index(chunks, embedder), len(chunks)
 
 
 def main() -> None:
@@ -109,24 +83,22 @@ def main() -> None:
     lines = []
     for record in records:
         question = record["question"]
-        result = retrieve(question, index, embedder, cfg, tenant_id=TENANT, project_id=PROJECT)
-        pack = build_context_pack(result, cfg, policy)
-        answer = precheck_pack(pack, policy) or validate_draft(generate_draft(pack, llm, policy), pack, policy)
-        cited = cited_titles(answer)
+        ans = answer(question, index, embedder, cfg, policy, llm)
+        cited = cited_titles(ans)
         wanted = expected_codes(record["expected_sources"])
         section = str(record.get("expected_section") or "")
         answerable = bool(wanted) and bool(section) and not section.startswith("MAT_")
         if answerable:
             hit = any(c.section_id and c.section_id.split("_")[-1].upper() == section.upper()
-                      and c.source_id.split("_")[0] in wanted for c in answer.citations)
-            kind = "refused" if answer.status != "success" else ("right" if hit else "wrong")
+                      and c.source_id.split("_")[0] in wanted for c in ans.citations)
+            kind = "refused" if ans.status != "success" else ("right" if hit else "wrong")
             scored[kind] += 1
             lines.append(f"  {record['id']:8} answerable   {kind:8} want {wanted[0]} s.{section:5} "
-                         f"{answer.reason_code or ''} {cited}  <- {question}")
+                         f"{ans.reason_code or ''} {cited}  <- {question}")
         else:
-            kind = "refused" if answer.status != "success" else "answered"
+            kind = "refused" if ans.status != "success" else "answered"
             absent[kind] += 1
-            lines.append(f"  {record['id']:8} not ingested {kind:8} {answer.reason_code or ''} {cited}  <- {question}")
+            lines.append(f"  {record['id']:8} not ingested {kind:8} {ans.reason_code or ''} {cited}  <- {question}")
     n_scored, n_absent = sum(scored.values()), sum(absent.values())
     print(f"\nanswerable from the ingested PDFs: {n_scored}  right {scored['right']}  wrong {scored['wrong']}  "
           f"refused {scored['refused']}")

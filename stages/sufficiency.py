@@ -18,6 +18,7 @@ from contracts.answer import Answer, CheckResult, GenerationPolicy
 from contracts.ingest import Chunk
 from contracts.retrieval import ContextPack, QueryIntent
 from stages.prompt import citable_ids, prompt_chunks
+from stages.query_analysis import analyze_query
 from stages.text_units import content_words, stem
 from stages.validate import refusal_answer
 
@@ -26,6 +27,7 @@ __all__ = [
     "INTENT_LANGUAGE",
     "QUESTION_WORDS",
     "query_terms",
+    "is_about_query",
     "shared_terms",
     "check_pack_not_empty",
     "check_confidence",
@@ -38,7 +40,7 @@ __all__ = [
     "precheck_pack",
 ]
 
-STAGE_VERSION = "sufficiency.v2"
+STAGE_VERSION = "sufficiency.v3"
 
 _I = re.IGNORECASE
 # Language that shows a chunk can answer a question of each type.
@@ -78,7 +80,7 @@ QUESTION_WORDS: frozenset[str] = frozenset(
     for w in """what which who whom how why when where explain describe define definition meaning mean means
     tell give list state punishment punishments penalty penalties punished punishable procedure process steps
     scope extent applicability apply applies applicable section sections act article question answer kind
-    type please""".split()
+    type please long much many someone somebody anyone anybody something thing things""".split()
 )
 
 
@@ -86,6 +88,30 @@ def query_terms(pack: ContextPack) -> frozenset[str]:
     """The query's topic terms: content words of the query and of the analyser's keywords, minus question words."""
     words = content_words(pack.query) | content_words(" ".join(pack.query_analysis.keywords))
     return words - QUESTION_WORDS
+
+
+def _expansion_words(pack: ContextPack) -> frozenset[str]:
+    return content_words(" ".join(pack.query_analysis.expansions)) - QUESTION_WORDS
+
+
+def is_about_query(pack: ContextPack, chunk_words: frozenset[str]) -> bool:
+    """Whether a chunk's words show it is about the query: it shares one of the query's topic terms, or it
+    shares a statute word the analyser mapped the asker's words to ("jailed for stealing" -> imprisonment,
+    theft) *and* holds every topic term the map has no statute word for. So "how long can someone be jailed
+    for stealing?" is about s. 379 (every term mapped), while "the punishment for killing a dog" is not about
+    s. 302 (killing -> murder, but "dog" is nowhere in it): a guessed synonym may widen the evidence, never
+    replace what the question is about.
+
+    A query without topic terms is about anything.
+    """
+    terms = query_terms(pack)
+    if not terms or shared_terms(terms, chunk_words):
+        return True
+    expansions = _expansion_words(pack)
+    if not expansions or not shared_terms(expansions, chunk_words):
+        return False
+    unmapped = frozenset(t for t in terms if not analyze_query(t).expansions)
+    return len(shared_terms(unmapped, chunk_words)) == len(unmapped)
 
 
 _MIN_PREFIX = 4
@@ -127,11 +153,10 @@ def check_confidence(pack: ContextPack, policy: GenerationPolicy) -> CheckResult
 
 
 def _typed_check(name: str, reason_code: str, what: str, intent: QueryIntent, pack: ContextPack, policy: GenerationPolicy) -> CheckResult:
-    terms = query_terms(pack)
     language = INTENT_LANGUAGE[intent]
     for chunk in _usable(pack, policy):
         # The language must sit in a chunk about the query's topic (when the query names one).
-        if language.search(chunk.text) and (not terms or shared_terms(terms, content_words(chunk.text))):
+        if language.search(chunk.text) and is_about_query(pack, content_words(chunk.text)):
             return CheckResult(name=name, passed=True, detail=f"{what} in {chunk.semantic_id}")
     return CheckResult(name=name, passed=False, reason_code=reason_code,
                        detail=f"no retrieved chunk about the query contains {what}")
@@ -174,13 +199,14 @@ def check_scope_evidence(pack: ContextPack, policy: GenerationPolicy) -> CheckRe
 
 
 def check_general_evidence(pack: ContextPack, policy: GenerationPolicy) -> CheckResult:
-    """General questions need at least one of the query's content terms in at least one chunk."""
+    """General questions need a chunk about the query (``is_about_query``)."""
     terms = query_terms(pack)
     if not terms:
         return CheckResult(name="general_evidence", passed=True, detail="the query names no content terms")
     for chunk in _usable(pack, policy):
-        shared = shared_terms(terms, content_words(chunk.text))
-        if shared:
+        words = content_words(chunk.text)
+        if is_about_query(pack, words):
+            shared = shared_terms(terms, words)
             return CheckResult(name="general_evidence", passed=True,
                                detail=f"{len(shared)}/{len(terms)} query terms in {chunk.semantic_id}")
     return CheckResult(name="general_evidence", passed=False, reason_code="no_query_terms",

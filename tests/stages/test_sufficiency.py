@@ -139,3 +139,20 @@ def test_an_offence_defined_only_by_its_punishing_provision_counts_when_its_titl
                       section_title="Failure by person released on bail bond to appear in Court")
     result = check_definition_evidence(make_pack("What is anticipatory bail?", [bond], intent="definition"), POLICY)
     assert not result.passed and result.reason_code == "no_definitional_language"
+
+
+def test_the_statute_words_a_lay_question_maps_to_show_the_chunk_is_about_it() -> None:
+    theft = make_chunk("IPC_379_0", IPC_379)
+    lay = "How long can someone be jailed for stealing?"
+    # "long", "jail", "steal" are nowhere in s. 379; "imprisonment" and "theft", the analyser's expansions, are.
+    assert not check_punishment_evidence(make_pack(lay, [theft], intent="punishment"), POLICY).passed
+    pack = make_pack(lay, [theft], intent="punishment", expansions=("imprisonment", "theft"))
+    assert check_punishment_evidence(pack, POLICY).passed
+
+
+def test_a_guessed_synonym_never_replaces_what_the_question_is_about() -> None:
+    murder = make_chunk("IPC_302_0", "Whoever commits murder shall be punished with death, or imprisonment for life.")
+    pack = make_pack("What is the punishment for killing a dog?", [murder], intent="punishment",
+                     expansions=("murder", "culpable homicide", "death"))
+    result = check_punishment_evidence(pack, POLICY)
+    assert not result.passed and result.reason_code == "no_penalty_language"
