@@ -78,7 +78,7 @@ def build_policy(settings: Settings, **overrides: object) -> GenerationPolicy:
 def apply_overrides(
     retrieve_cfg: RetrieveConfig, policy: GenerationPolicy, overrides: dict[str, str]
 ) -> tuple[RetrieveConfig, GenerationPolicy]:
-    """``--set key=value`` for replay: a RetrieveConfig or GenerationPolicy field, validated by its model."""
+    """``--set key=value`` for ask and replay: a RetrieveConfig or GenerationPolicy field, validated by its model."""
     r_upd: dict[str, object] = {}
     p_upd: dict[str, object] = {}
     for key, raw in overrides.items():
@@ -154,8 +154,13 @@ def answer_flow(
     embedder: str = "minilm",
     refusal_text: str | None = None,
     min_confidence: float | None = None,
+    overrides: dict[str, str] | None = None,
 ) -> Answer:
-    """Answer one question from the indexed documents of (tenant, project), or refuse with a reason."""
+    """Answer one question from the indexed documents of (tenant, project), or refuse with a reason.
+
+    ``overrides`` are ``--set key=value`` pairs for any RetrieveConfig or GenerationPolicy field
+    (``dense_weight=1``, ``min_confidence=0.7``), validated by those models.
+    """
     settings = Settings()
     store_root = str(Path(store or settings.home).resolve())
     st: ArtifactStore = _store(store_root)
@@ -165,6 +170,8 @@ def answer_flow(
         policy = build_policy(settings, refusal_text=refusal_text, min_confidence=min_confidence)
         spec = llm_spec_from_settings(settings, llm, llm_model)
         retrieve_cfg = RetrieveConfig(top_k=top_k or settings.top_k)
+        if overrides:
+            retrieve_cfg, policy = apply_overrides(retrieve_cfg, policy, overrides)
         cfg_ref = st.put(retrieve_cfg, stage="config", stage_version="config.v1")
         policy_ref = st.put(policy, stage="config", stage_version="config.v1")
         index_ref = st.get_pointer(INDEX_POINTER)

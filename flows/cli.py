@@ -115,7 +115,14 @@ def _use_service() -> bool:
 
 def cmd_ask(args: argparse.Namespace) -> int:
     questions = _questions(args)
-    params = dict(tenant=args.tenant, project=args.project, top_k=args.top_k, llm=args.llm, llm_model=args.llm_model)
+    overrides = _parse_sets(args.set)
+    if overrides:
+        from contracts import GenerationPolicy, RetrieveConfig
+        from flows.answer_flow import apply_overrides
+
+        apply_overrides(RetrieveConfig(), GenerationPolicy(), overrides)  # a bad key or value fails here, loudly
+    params = dict(tenant=args.tenant, project=args.project, top_k=args.top_k, llm=args.llm, llm_model=args.llm_model,
+                  overrides=overrides or None)
     if _use_service():
         # The warm path: no torch/Prefect import here; the resident service runs the same answer flow.
         from contracts import Answer
@@ -425,6 +432,9 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "ask":
             sp.add_argument("--llm", help="extractive (default) | openai")
             sp.add_argument("--llm-model")
+            sp.add_argument("--set", action="append", default=[],
+                            help="key=value: a retrieval or policy setting for this question (repeatable), "
+                                 "e.g. dense_weight=1 or min_confidence=0.7")
         else:
             sp.add_argument("--mode", choices=["hybrid", "dense", "bm25"], default="hybrid")
         sp.set_defaults(func=func)

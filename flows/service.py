@@ -12,7 +12,8 @@ answered under the old ones, the service records a fingerprint of those variable
 replaces a service whose fingerprint differs from the caller's.
 
 This is also the seed of the HTTP API on the roadmap (``/rag/query``); today it has two routes:
-``GET /health`` and ``POST /ask`` (JSON: question, tenant, project, top_k, llm, llm_model -> Answer JSON).
+``GET /health`` and ``POST /ask`` (JSON: question, tenant, project, top_k, llm, llm_model, overrides -> Answer
+JSON; ``overrides`` are ``--set`` pairs).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from contracts.errors import ConfigError
 
 __all__ = ["ensure_service", "ask_service", "stop_service", "service_state_path", "settings_fingerprint", "main"]
 
-_ASK_FIELDS = ("question", "tenant", "project", "top_k", "llm", "llm_model")
+_ASK_FIELDS = ("question", "tenant", "project", "top_k", "llm", "llm_model", "overrides")
 
 
 # Variables that change answers: citebound's own settings and the openai client's. Not the ones that only
@@ -172,6 +173,9 @@ class _Handler(BaseHTTPRequestHandler):
             question = str(body.get("question") or "").strip()
             if not question:
                 raise ValueError("question is required")
+            overrides = body.get("overrides") or {}
+            if not isinstance(overrides, dict) or not all(isinstance(v, str) for v in overrides.values()):
+                raise ValueError("overrides must be an object of strings")
         except (ValueError, TypeError) as exc:
             self._reply(400, {"error": str(exc)})
             return
@@ -208,6 +212,7 @@ class _Service(ThreadingHTTPServer):
                 question=question, tenant=str(body.get("tenant") or "default"),
                 project=str(body.get("project") or "default"), top_k=int(top_k) if top_k else None,
                 llm=body.get("llm") or None, llm_model=body.get("llm_model") or None, store=str(self.store_root),
+                overrides={str(k): str(v) for k, v in (body.get("overrides") or {}).items()} or None,
             )
 
 

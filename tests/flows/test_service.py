@@ -67,6 +67,17 @@ def test_bad_requests_get_a_400_and_the_service_stays_up(service_store):
     assert ask_service(state, question="What is cheating?")["kind"] == "answer.v1"
 
 
+def test_per_question_settings_reach_the_service(service_store):
+    state = ensure_service(service_store)
+    question = "What is the punishment for theft?"
+    assert ask_service(state, question=question)["status"] == "success"
+    strict = ask_service(state, question=question, overrides={"min_confidence": "0.999"})
+    assert strict["status"] == "low_confidence"
+    with pytest.raises(Exception, match="400"):
+        ask_service(state, question=question, overrides=["min_confidence=0.999"])
+    assert ask_service(state, question=question, overrides={"no_such_setting": "1"})["status"] == "error"
+
+
 def test_a_service_started_under_other_settings_is_replaced(service_store, monkeypatch):
     first = ensure_service(service_store)
     assert ensure_service(service_store)["pid"] == first["pid"]

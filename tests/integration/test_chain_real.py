@@ -114,3 +114,16 @@ def test_runs_show_and_replay_through_the_cli(real_store, capsys):
     assert replayed["run"]["replay_of"] == answer["run_id"]
     assert replayed["run"]["outputs"] == run["outputs"]  # nothing changed: the same artifact, byte for byte
     assert replayed["answer"]["answer"] == answer["answer"]
+
+
+def test_ask_takes_per_question_settings_and_rejects_unknown_ones(real_store, capsys):
+    question = "What is the punishment for cheating under section 420?"
+    code, [strict] = _run_json(capsys, ["--store", str(real_store), "ask", question, "--json",
+                                        "--set", "min_confidence=0.999"])
+    # A section reference gets confidence 0.95: below this threshold the same question is refused.
+    assert code == 1 and strict["status"] == "low_confidence"
+    code, [one] = _run_json(capsys, ["--store", str(real_store), "ask", question, "--json", "--set", "top_k=1"])
+    assert code == 0 and {c["source_id"] for c in one["citations"]} <= {"IPC_420_0"}
+    capsys.readouterr()
+    assert main(["--store", str(real_store), "ask", question, "--set", "no_such_setting=1"]) == 2
+    assert "no_such_setting" in capsys.readouterr().err
