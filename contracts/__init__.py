@@ -18,6 +18,7 @@ from contracts.config import (
     EmbedConfig,
     ExtractConfig,
     IndexConfig,
+    ProjectSettings,
     RetrieveConfig,
     config_sha256,
 )
@@ -94,6 +95,7 @@ __all__ = [
     "LLMTransportError",
     "PageSpan",
     "PageText",
+    "ProjectSettings",
     "QueryAnalysis",
     "ResultMetadata",
     "RetrievalResult",

@@ -93,6 +93,21 @@ class RetrieveConfig(Contract):
     """Rank the chunks of sections named in the query ("IPC 420", "Article 21") first."""
 
 
+class ProjectSettings(Contract):
+    """Standing ``key=value`` overrides of RetrieveConfig / GenerationPolicy fields for one (tenant, project).
+
+    Some settings belong to a corpus, not to the code: the fusion weights were tuned on statutes, and on a
+    textbook chapter they rank below BM25 alone (README, "Textbook prose"). ``citebound settings --set``
+    stores them; every answer for that project applies them before any per-question ``--set``.
+    """
+
+    kind: Literal["project_settings.v1"] = "project_settings.v1"
+    tenant_id: str
+    project_id: str
+    overrides: tuple[tuple[str, str], ...] = ()
+    """(key, value) pairs, sorted by key; values as given on the command line (JSON-decoded when applied)."""
+
+
 def config_sha256(cfg: Contract) -> str:
     """The hash of a config as it goes into headers and cache keys."""
     return content_sha256(cfg)

@@ -18,8 +18,10 @@ from contracts import (
     ArtifactRef,
     ArtifactStore,
     GenerationPolicy,
+    ProjectSettings,
     RetrieveConfig,
     RunStep,
+    sha256_text,
 )
 from contracts.errors import (
     ArtifactCorruptError,
@@ -42,7 +44,17 @@ from flows.tasks import (
     validate_task,
 )
 
-__all__ = ["answer_flow", "ANSWER_STAGES", "run_answer_chain", "degraded_answer", "build_policy", "apply_overrides"]
+__all__ = [
+    "answer_flow",
+    "ANSWER_STAGES",
+    "run_answer_chain",
+    "degraded_answer",
+    "build_policy",
+    "apply_overrides",
+    "project_settings_pointer",
+    "load_project_settings",
+    "save_project_settings",
+]
 
 ANSWER_STAGES = ("retrieve", "context", "precheck", "generate", "validate")
 
@@ -95,6 +107,24 @@ def apply_overrides(
                 GenerationPolicy.model_validate({**policy.model_dump(), **p_upd}))
     except ValueError as exc:
         raise ConfigError(f"--set: {exc}") from exc
+
+
+def project_settings_pointer(tenant: str, project: str) -> str:
+    """The store pointer naming a project's standing settings (hashed: tenant and project names are free text)."""
+    return "settings/" + sha256_text(f"{tenant}\x00{project}")[:32]
+
+
+def load_project_settings(st: ArtifactStore, tenant: str, project: str) -> ProjectSettings | None:
+    ref = st.get_pointer(project_settings_pointer(tenant, project))
+    return st.get(ref, ProjectSettings) if ref is not None else None
+
+
+def save_project_settings(st: ArtifactStore, settings: ProjectSettings) -> ProjectSettings:
+    """Validate the overrides against the models, then store them and point the project at them."""
+    apply_overrides(RetrieveConfig(), GenerationPolicy(), dict(settings.overrides))
+    ref = st.put(settings, stage="settings", stage_version="settings.v1")
+    st.set_pointer(project_settings_pointer(settings.tenant_id, settings.project_id), ref)
+    return settings
 
 
 def run_answer_chain(
@@ -170,8 +200,10 @@ def answer_flow(
         policy = build_policy(settings, refusal_text=refusal_text, min_confidence=min_confidence)
         spec = llm_spec_from_settings(settings, llm, llm_model)
         retrieve_cfg = RetrieveConfig(top_k=top_k or settings.top_k)
-        if overrides:
-            retrieve_cfg, policy = apply_overrides(retrieve_cfg, policy, overrides)
+        standing = load_project_settings(st, tenant, project)
+        merged = {**dict(standing.overrides if standing else ()), **(overrides or {})}  # the question's own win
+        if merged:
+            retrieve_cfg, policy = apply_overrides(retrieve_cfg, policy, merged)
         cfg_ref = st.put(retrieve_cfg, stage="config", stage_version="config.v1")
         policy_ref = st.put(policy, stage="config", stage_version="config.v1")
         index_ref = st.get_pointer(INDEX_POINTER)

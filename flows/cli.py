@@ -309,6 +309,33 @@ def _parse_sets(items: list[str]) -> dict[str, str]:
     return out
 
 
+def cmd_settings(args: argparse.Namespace) -> int:
+    """Show, set or unset a project's standing retrieval/policy settings."""
+    root = _prepare(args, prefect=False)
+    from contracts import ArtifactStore, ProjectSettings
+    from flows.answer_flow import load_project_settings, save_project_settings
+
+    store = ArtifactStore(root)
+    current = load_project_settings(store, args.tenant, args.project)
+    values = dict(current.overrides) if current else {}
+    changes = _parse_sets(args.set)
+    if changes or args.unset:
+        for key in args.unset:
+            values.pop(key, None)
+        values.update(changes)
+        save_project_settings(store, ProjectSettings(tenant_id=args.tenant, project_id=args.project,
+                                                     overrides=tuple(sorted(values.items()))))
+    if args.json:
+        print(json.dumps({"tenant": args.tenant, "project": args.project, "overrides": values}))
+    elif values:
+        print(f"settings of {args.tenant}/{args.project} (applied to every answer, before a question's own --set):")
+        for key, value in sorted(values.items()):
+            print(f"  {key} = {value}")
+    else:
+        print(f"settings of {args.tenant}/{args.project}: none (the defaults apply)")
+    return 0
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
     root = _prepare(args)
     from flows.replay_flow import replay_answer, replay_flow
@@ -449,6 +476,12 @@ def build_parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("demo", help="ingest the bundled sample corpus and ask three questions")
     common(sp, scope=False)
     sp.set_defaults(func=cmd_demo, runs_flows=True)
+
+    sp = sub.add_parser("settings", help="a project's standing retrieval/policy settings: show, --set, --unset")
+    sp.add_argument("--set", action="append", default=[], help="key=value (repeatable), e.g. dense_weight=1")
+    sp.add_argument("--unset", action="append", default=[], help="key to drop (repeatable)")
+    common(sp)
+    sp.set_defaults(func=cmd_settings)
 
     sp = sub.add_parser("runs", help="list flow runs")
     sp.add_argument("--limit", type=int, default=50)

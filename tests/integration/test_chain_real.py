@@ -127,3 +127,28 @@ def test_ask_takes_per_question_settings_and_rejects_unknown_ones(real_store, ca
     capsys.readouterr()
     assert main(["--store", str(real_store), "ask", question, "--set", "no_such_setting=1"]) == 2
     assert "no_such_setting" in capsys.readouterr().err
+
+
+def test_project_settings_apply_to_every_answer_until_unset(real_store, capsys):
+    question = "What is the punishment for cheating under section 420?"
+    store = ["--store", str(real_store)]
+    capsys.readouterr()
+    # Another project's settings leave this one alone.
+    assert main([*store, "settings", "--project", "other", "--set", "min_confidence=0.999"]) == 0
+    code, [plain] = _run_json(capsys, [*store, "ask", question, "--json"])
+    assert code == 0 and plain["status"] == "success"
+    assert main([*store, "settings", "--set", "min_confidence=0.999", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["overrides"] == {"min_confidence": "0.999"}
+    try:
+        code, [strict] = _run_json(capsys, [*store, "ask", question, "--json"])
+        assert code == 1 and strict["status"] == "low_confidence"
+        # A question's own --set wins over the project's.
+        code, [own] = _run_json(capsys, [*store, "ask", question, "--json", "--set", "min_confidence=0.3"])
+        assert code == 0 and own["status"] == "success"
+        assert main([*store, "settings", "--set", "bogus=1"]) == 2  # validated before anything is stored
+    finally:
+        capsys.readouterr()
+        assert main([*store, "settings", "--unset", "min_confidence", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["overrides"] == {}
+    code, [again] = _run_json(capsys, [*store, "ask", question, "--json"])
+    assert code == 0 and again["status"] == "success"
