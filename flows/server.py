@@ -81,10 +81,21 @@ def server_status(store_root: Path) -> dict | None:
 
 
 def ensure_server(store_root: Path, *, timeout: float = 150.0) -> str:
-    """The API URL of a healthy local Prefect server for this store, starting one if needed."""
+    """The API URL of a healthy local Prefect server for this store, starting one if needed.
+
+    Check-and-start runs under the store's ``prefect-server`` lock, so two processes arriving at once on
+    a fresh store start one server between them: the second waits, then finds the first one's healthy.
+    """
     if os.environ.get("PREFECT_API_URL"):
         return os.environ["PREFECT_API_URL"]
+    from contracts.store import ArtifactStore
+
     store_root = Path(store_root).resolve()
+    with ArtifactStore(store_root).lock("prefect-server"):
+        return _ensure_server_locked(store_root, timeout)
+
+
+def _ensure_server_locked(store_root: Path, timeout: float) -> str:
     state = server_status(store_root)
     if state and state["healthy"]:
         os.environ["PREFECT_API_URL"] = state["api_url"]

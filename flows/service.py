@@ -90,7 +90,15 @@ def _healthy(state: dict | None) -> bool:
 
 def ensure_service(store_root: Path, *, timeout: float = 240.0) -> dict:
     """The state of a healthy answer service for this store, starting one (and the Prefect server) if needed."""
+    from contracts.store import ArtifactStore
+
     store_root = Path(store_root).resolve()
+    # One service per store even when several `ask`s start at once: the second waits here, then reuses.
+    with ArtifactStore(store_root).lock("answer-service"):
+        return _ensure_service_locked(store_root, timeout)
+
+
+def _ensure_service_locked(store_root: Path, timeout: float) -> dict:
     state = _read_state(store_root)
     if _healthy(state):
         if state.get("settings") == settings_fingerprint(os.environ):  # type: ignore[union-attr]
