@@ -3,7 +3,8 @@
 Runs the answer stages exactly as ``flows.answer_flow`` chains them (retrieve -> context pack -> prechecks
 -> generate -> validate) with the default extractive answerer and the default ``GenerationPolicy``, over the
 seven acts of ``indian-acts-json`` (the index of ``bench/retrieval_eval.py``), for every natural-language
-question set of ``bench/data/ipc_questions.jsonl`` and for off-topic SQuAD 2.0 questions. Each answer falls
+question set of ``bench/data/ipc_questions.jsonl``, the NCERT textbook questions (over the real chapter PDF)
+and off-topic SQuAD 2.0 questions; ``--thresholds`` repeats it for several ``min_confidence`` values. Each answer falls
 in one of four bins:
 
 * ``right``   success, and a citation names the gold IPC section;
@@ -15,7 +16,7 @@ in one of four bins:
 Retrieval recall (``bench/retrieval_eval.py``) says whether the right section was found; this says whether
 the user was told something true, told nothing, or misled.
 
-Usage: .venv/bin/python bench/answer_eval.py [--negatives N]
+Usage: .venv/bin/python bench/answer_eval.py [--negatives N] [--thresholds 0.3,0.4,0.5,0.6]
 """
 
 from __future__ import annotations
@@ -33,10 +34,14 @@ sys.path.insert(0, str(ROOT / "bench"))
 from retrieval_eval import (  # noqa: E402
     FRESH_SPLITS,
     PROJECT,
+    SHARED,
     TENANT,
+    MemoEmbedder,
     act_chunks,
     build_index,
+    ingested_chunks,
     ipc_queries,
+    ncert_queries,
     squad_questions,
 )
 
@@ -60,7 +65,8 @@ def answer(question: str, index, embedder, cfg: RetrieveConfig, policy: Generati
 
 def outcome(ans: Answer, gold: set[str]) -> str:
     if ans.status == "success":
-        cited = {f"IPC_{c.section_id}" for c in ans.citations}
+        # Gold ids are "<doc code>_<section>" ("IPC_379", "jemh105_5.2"); a citation's doc code is its id's head.
+        cited = {f"{c.source_id.split('_')[0]}_{c.section_id}" for c in ans.citations}
         return "right" if cited & gold else "wrong"
     # Every other status but "error" is the refusal sentence: refused before generation
     # (insufficient_context, low_confidence) or blocked by the validator (hallucination_detected, invalid_citations).
@@ -70,37 +76,45 @@ def outcome(ans: Answer, gold: set[str]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--negatives", type=int, default=100, help="off-topic SQuAD questions")
+    parser.add_argument("--thresholds", default="",
+                        help="comma-separated min_confidence values to compare (e.g. 0.3,0.4,0.5,0.6); "
+                             "default: the policy's own")
     args = parser.parse_args()
 
     from stages.adapters.st_embedder import SentenceTransformersEmbedder
 
-    embedder = SentenceTransformersEmbedder()
-    embedder.warm_up()
-    index = build_index(act_chunks(), embedder)
-    cfg, policy, llm = RetrieveConfig(), GenerationPolicy(), ExtractiveLLM()
-    sets = {"dev": [(q, g) for qid, q, g in ipc_queries("dev") if not qid.startswith("ipc-r")],
-            "held": [(q, g) for _, q, g in ipc_queries("heldout")]}
-    sets |= {tag: [(q, g) for _, q, g in ipc_queries(split)] for tag, split in FRESH_SPLITS.items()}
-    sets["off-topic"] = [(q, set()) for q in squad_questions(args.negatives)]
+    embedder = MemoEmbedder(SentenceTransformersEmbedder())
+    embedder.inner.warm_up()
+    index = build_index(act_chunks(), embedder.inner)
+    ncert_index = build_index(ingested_chunks({SHARED / "ncert-textbook-pdfs" / "jemh105.pdf": None}), embedder.inner)
+    cfg, llm = RetrieveConfig(), ExtractiveLLM()
+    sets = {"dev": (index, [(q, g) for qid, q, g in ipc_queries("dev") if not qid.startswith("ipc-r")]),
+            "held": (index, [(q, g) for _, q, g in ipc_queries("heldout")])}
+    sets |= {tag: (index, [(q, g) for _, q, g in ipc_queries(split)]) for tag, split in FRESH_SPLITS.items()}
+    sets["NCERT"] = (ncert_index, [(q, g) for _, q, g in ncert_queries()])
+    sets["off-topic"] = (index, [(q, set()) for q in squad_questions(args.negatives)])
+    thresholds = [float(t) for t in args.thresholds.split(",") if t.strip()] or [GenerationPolicy().min_confidence]
 
-    print(f"{'set':<11}{'n':>5}{'right':>9}{'wrong':>9}{'refused':>9}{'error':>8}   refusal reasons")
     started = time.perf_counter()
-    total = 0
-    for name, questions in sets.items():
-        bins: collections.Counter[str] = collections.Counter()
-        reasons: collections.Counter[str] = collections.Counter()
-        for question, gold in questions:
-            ans = answer(question, index, embedder, cfg, policy, llm)
-            kind = outcome(ans, gold)
-            bins[kind] += 1
-            if kind == "refused":
-                reasons[ans.reason_code or "?"] += 1
-        n = len(questions)
-        total += n
-        print(f"{name:<11}{n:>5}" + "".join(f"{bins[k] / n:>{w}.1%}" for k, w in
-                                           (("right", 9), ("wrong", 9), ("refused", 9), ("error", 8)))
-              + "   " + ", ".join(f"{code} {count}" for code, count in reasons.most_common()))
-    print(f"\n{total} questions in {time.perf_counter() - started:.1f} s; off-topic 'wrong' = answered at all.")
+    for threshold in thresholds:
+        policy = GenerationPolicy(min_confidence=threshold)
+        print(f"\nmin_confidence = {threshold}")
+        print(f"{'set':<11}{'n':>5}{'right':>9}{'wrong':>9}{'refused':>9}{'error':>8}   refusal reasons")
+        for name, (set_index, questions) in sets.items():
+            bins: collections.Counter[str] = collections.Counter()
+            reasons: collections.Counter[str] = collections.Counter()
+            for question, gold in questions:
+                ans = answer(question, set_index, embedder, cfg, policy, llm)
+                kind = outcome(ans, gold)
+                bins[kind] += 1
+                if kind == "refused":
+                    reasons[ans.reason_code or "?"] += 1
+            n = len(questions)
+            print(f"{name:<11}{n:>5}" + "".join(f"{bins[k] / n:>{w}.1%}" for k, w in
+                                               (("right", 9), ("wrong", 9), ("refused", 9), ("error", 8)))
+                  + "   " + ", ".join(f"{code} {count}" for code, count in reasons.most_common()))
+    print(f"\n{len(thresholds)} threshold(s) in {time.perf_counter() - started:.1f} s; "
+          "off-topic 'wrong' = answered at all.")
 
 
 if __name__ == "__main__":
