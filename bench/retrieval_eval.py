@@ -126,7 +126,7 @@ def aila_queries() -> list[tuple[str, str, set[str]]]:
 
 
 # Lay-worded question sets written after all tuning (see the module docstring for what each was used for).
-FRESH_SPLITS = {"held2": "heldout2", "held3": "heldout3", "held4": "heldout4"}
+FRESH_SPLITS = {"held2": "heldout2", "held3": "heldout3", "held4": "heldout4", "held5": "heldout5"}
 
 
 def ipc_queries(split: str = "dev") -> list[tuple[str, str, set[str]]]:
