@@ -12,6 +12,7 @@ scope, general). ``precheck_pack`` returns the refusal Answer or ``None`` ("go a
 
 from __future__ import annotations
 
+import functools
 import re
 
 from contracts.answer import Answer, CheckResult, GenerationPolicy
@@ -110,8 +111,13 @@ def is_about_query(pack: ContextPack, chunk_words: frozenset[str]) -> bool:
     expansions = _expansion_words(pack)
     if not expansions or not shared_terms(expansions, chunk_words):
         return False
-    unmapped = frozenset(t for t in terms if not analyze_query(t).expansions)
+    unmapped = frozenset(t for t in terms if not _has_statute_word(t))
     return len(shared_terms(unmapped, chunk_words)) == len(unmapped)
+
+
+@functools.lru_cache(maxsize=4096)
+def _has_statute_word(term: str) -> bool:
+    return bool(analyze_query(term).expansions)
 
 
 _MIN_PREFIX = 4
