@@ -199,11 +199,16 @@ def answer_flow(
     try:
         policy = build_policy(settings, refusal_text=refusal_text, min_confidence=min_confidence)
         spec = llm_spec_from_settings(settings, llm, llm_model)
-        retrieve_cfg = RetrieveConfig(top_k=top_k or settings.top_k)
+        # Precedence, lowest first: process settings, the project's standing settings, this call's top_k,
+        # this call's own --set pairs.
+        retrieve_cfg = RetrieveConfig(top_k=settings.top_k)
         standing = load_project_settings(st, tenant, project)
-        merged = {**dict(standing.overrides if standing else ()), **(overrides or {})}  # the question's own win
-        if merged:
-            retrieve_cfg, policy = apply_overrides(retrieve_cfg, policy, merged)
+        if standing and standing.overrides:
+            retrieve_cfg, policy = apply_overrides(retrieve_cfg, policy, dict(standing.overrides))
+        if top_k:
+            retrieve_cfg = RetrieveConfig.model_validate({**retrieve_cfg.model_dump(), "top_k": top_k})
+        if overrides:
+            retrieve_cfg, policy = apply_overrides(retrieve_cfg, policy, overrides)
         cfg_ref = st.put(retrieve_cfg, stage="config", stage_version="config.v1")
         policy_ref = st.put(policy, stage="config", stage_version="config.v1")
         index_ref = st.get_pointer(INDEX_POINTER)

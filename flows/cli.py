@@ -176,7 +176,13 @@ def cmd_retrieve(args: argparse.Namespace) -> int:
     if index_ref is None:
         print("citebound: no index in this store yet: run `citebound ingest` first", file=sys.stderr)
         return 2
-    cfg = RetrieveConfig(top_k=args.top_k or 5, mode=args.mode)
+    # The project's standing settings shape retrieval here as they do in `ask` (then --top-k / --mode).
+    from contracts import GenerationPolicy
+    from flows.answer_flow import apply_overrides, load_project_settings
+
+    standing = load_project_settings(store, args.tenant, args.project)
+    cfg, _ = apply_overrides(RetrieveConfig(), GenerationPolicy(), dict(standing.overrides) if standing else {})
+    cfg = cfg.model_copy(update={"top_k": args.top_k or cfg.top_k, "mode": args.mode})
     for q in questions:
         # Same tasks as the answer flow, called without orchestration: retrieval-only mode.
         req = request_task.fn(str(root), AnswerRequest(query=q, tenant_id=args.tenant, project_id=args.project,

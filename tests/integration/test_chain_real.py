@@ -152,3 +152,23 @@ def test_project_settings_apply_to_every_answer_until_unset(real_store, capsys):
     assert json.loads(capsys.readouterr().out)["overrides"] == {}
     code, [again] = _run_json(capsys, [*store, "ask", question, "--json"])
     assert code == 0 and again["status"] == "success"
+
+
+def test_retrieve_applies_the_projects_standing_retrieval_settings(real_store, capsys):
+    store = ["--store", str(real_store)]
+    code, [plain] = _run_json(capsys, [*store, "retrieve", "punishment for theft", "--json"])
+    assert code == 0 and len(plain["results"]) == 5
+    assert main([*store, "settings", "--set", "top_k=2"]) == 0
+    try:
+        code, [narrow] = _run_json(capsys, [*store, "retrieve", "punishment for theft", "--json"])
+        assert len(narrow["results"]) == 2
+        code, [wide] = _run_json(capsys, [*store, "retrieve", "punishment for theft", "--json", "--top-k", "4"])
+        assert len(wide["results"]) == 4  # the command line still wins
+        # ask: the pack holds at most top_k sources, the standing one unless the command line says otherwise.
+        code, [few] = _run_json(capsys, [*store, "ask", "What is the punishment for theft?", "--json"])
+        code, [more] = _run_json(capsys, [*store, "ask", "What is the punishment for theft?", "--json",
+                                          "--top-k", "4"])
+        assert few["status"] == more["status"] == "success"
+        assert len(few["sources"]) <= 2 < len(more["sources"]) <= 4
+    finally:
+        assert main([*store, "settings", "--unset", "top_k"]) == 0
