@@ -41,7 +41,7 @@ __all__ = [
     "precheck_pack",
 ]
 
-STAGE_VERSION = "sufficiency.v3"
+STAGE_VERSION = "sufficiency.v4"
 
 _I = re.IGNORECASE
 # Language that shows a chunk can answer a question of each type.
@@ -52,7 +52,9 @@ INTENT_LANGUAGE: dict[QueryIntent, re.Pattern[str]] = {
         r"|\bdeemed\s+to\s+be\b|\bthat\s+is\s+to\s+say\b"
         # A penal statute defines an offence by its elements: "Whoever ... commits forgery", "is said, except
         # ..., to defame", "Theft is “robbery” if", "designated as “grievous”".
-        r"|\bcommits\b|\bis\s+said\b|\bdesignated\b|\b(?:is|are)\s+[\"\u201c\u2018]",
+        r"|\bcommits\b|\bis\s+said\b|\bdesignated\b|\b(?:is|are)\s+[\"\u201c\u2018]"
+        # A textbook states a quantity by its formula: "the nth term ... is given by an = a + (n - 1) d".
+        r"|\b(?:is|are)\s+given\s+by\b",
         _I,
     ),
     "punishment": re.compile(

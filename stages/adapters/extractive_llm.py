@@ -20,7 +20,8 @@ continued by "; and includes ..." or "; or ..." stay with the clause they contin
   that score times ``1 / (1 + RANK_DECAY * p)`` for the evidence block at position p (blocks come in
   retrieval order), except the exact definition of the asked term, which wins wherever it sits;
 * statute forms of definition count ("... commits forgery", "is said, except ..., to defame",
-  "designated an “unlawful assembly”", "The words “public servant” denote");
+  "designated an “unlawful assembly”", "The words “public servant” denote"), and textbook ones ("An
+  arithmetic progression is a list of ...", "This fixed number is called the common difference");
 * at most ``max_sentences`` units and about ``CHAR_BUDGET`` characters (one best unit may be longer), only
   units scoring at least 70% of the best one, no truncated chunk edges while complete units exist, and no
   OCR debris (units made mostly of non-letters).
@@ -330,7 +331,11 @@ _DEFINES = re.compile(
     rf"|\bcommits?\s+(?:the\s+offence\s+of\s+)?[{_QUOTE_OPEN}](?P<commits_quoted>[^{_QUOTE_CLOSE}]{{1,40}})[{_QUOTE_CLOSE}]"
     r"|\bcommits?\s+(?:the\s+offence\s+of\s+)?(?P<commits>[a-z]+(?:[ -][a-z]+){0,3})\W*$"
     rf"|\b(?:is|are)\s+(?:designated\s+(?:as\s+|an?\s+)?|called\s+)?[{_QUOTE_OPEN}](?P<is_quoted>[^{_QUOTE_CLOSE}]{{1,40}})[{_QUOTE_CLOSE}]"
-    r"|\b(?:is|are)\s+said\s*,[^.;]{1,80}?,\s*to\s+(?P<said_far>[a-z]+(?:\s+[a-z]+)?)",
+    r"|\b(?:is|are)\s+said\s*,[^.;]{1,80}?,\s*to\s+(?P<said_far>[a-z]+(?:\s+[a-z]+)?)"
+    # How textbooks define: "An arithmetic progression is a list of numbers in which ...", "This fixed number
+    # is called the common difference" (the term after "called"), at the start of the unit.
+    r"|^\s*(?:an?|the)\s+(?P<textbook>[a-z][a-z -]{1,40}?)\s+(?:is|are)\s+(?:a|an|the)\s"
+    r"|\b(?:is|are)\s+called\s+(?:the\s+|an?\s+)?(?P<called>[a-z][a-z -]{1,40}?)(?:\s+of\b|[.,;]|$)",
     re.I,
 )
 
@@ -416,7 +421,7 @@ class ExtractiveLLM:
     ``char_budget`` is the answer's target length in quoted characters.
     """
 
-    model = "extractive-overlap.v3"
+    model = "extractive-overlap.v4"
 
     def __init__(self, max_sentences: int | None = None, char_budget: int = CHAR_BUDGET) -> None:
         self._max_sentences = max_sentences

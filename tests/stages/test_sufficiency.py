@@ -156,3 +156,9 @@ def test_a_guessed_synonym_never_replaces_what_the_question_is_about() -> None:
                      expansions=("murder", "culpable homicide", "death"))
     result = check_punishment_evidence(pack, POLICY)
     assert not result.passed and result.reason_code == "no_penalty_language"
+
+
+def test_a_formula_stated_with_is_given_by_answers_a_what_is_question() -> None:
+    formula = "The nth term an of the AP with first term a and common difference d is given by an = a + (n - 1) d."
+    pack = make_pack("What is the nth term of an AP?", [make_chunk("jemh105_p97_0", formula)], intent="definition")
+    assert check_definition_evidence(pack, POLICY).passed

@@ -235,3 +235,24 @@ def test_a_definition_question_on_a_statute_offence_is_answered_not_refused() ->
     answer = answer_with(pack, ExtractiveLLM(), POLICY)
     assert answer.status == "success", answer.reason_code
     assert "commits forgery" in answer.answer and answer.citations[0].source_id == "IPC_463_0"
+
+
+@pytest.mark.parametrize(
+    ("unit", "term"),
+    [
+        ("An arithmetic progression is a list of numbers in which each term is obtained by adding a fixed number",
+         "progression"),
+        ("This fixed number is called the common difference of the AP", "common"),
+    ],
+)
+def test_textbook_forms_of_definition_are_recognised(unit, term) -> None:  # noqa: ANN001
+    from stages.adapters.extractive_llm import defined_terms
+
+    assert term in defined_terms(unit)
+
+
+def test_a_textbook_definition_question_prefers_the_definition_of_its_own_term() -> None:
+    pack = make_pack("What is a common difference?", [make_chunk("jemh105_p95_0", AP_95)], intent="definition")
+    text = _run(pack)
+    assert text.splitlines()[0] == "This fixed number is called the common difference of the AP [jemh105_p95_0]."
+    assert validate_answer_text(text, pack, POLICY).status == "success"
