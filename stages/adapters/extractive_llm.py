@@ -168,6 +168,9 @@ class ClauseUnit:
     """Cut off by the chunk's start or end (the chunk begins or ends mid-sentence), or a lead-in without items."""
     heading: bool = False
     """A section's title before its heading dash ("Punishment for cheating.—")."""
+    lead_in_only: bool = False
+    """A fragment only because it is a lead-in whose items follow as sentences of their own ("... is designated
+    an “unlawful assembly”, if the common object ... is—"): complete text, an unfinished thought."""
 
 
 def _ends_mid_sentence(text: str) -> bool:
@@ -248,7 +251,8 @@ def clause_units(text: str) -> list[ClauseUnit]:
             if unit_text:
                 # A lead-in whose items are not here ("who, by deceiving another person,—") says nothing.
                 lead_in = unit_text.endswith((",", ":", "—", "–"))
-                units.append(ClauseUnit(unit_text, span.kind, span.fragment or lead_in, span.heading))
+                units.append(ClauseUnit(unit_text, span.kind, span.fragment or lead_in, span.heading,
+                                        lead_in and not span.fragment))
     return units
 
 
@@ -360,6 +364,13 @@ def _defines_subject(unit: str, subject: frozenset[str]) -> float:
     if not defined or not subject or not shared_terms(subject, defined):
         return 0.0
     return len(shared_terms(subject, defined)) / len(subject | defined)
+
+
+def _defines_asked(unit: str, subject: frozenset[str]) -> bool:
+    """The unit defines a term every word of which was asked ("public servant" for "who is a public servant
+    under the code?"), so it is a definition of what the question is about, not of a neighbour."""
+    defined = defined_terms(unit)
+    return bool(defined and subject) and len(shared_terms(defined, subject)) == len(defined)
 
 
 def _definition_subject(question: str, query_terms: frozenset[str]) -> frozenset[str]:
@@ -495,10 +506,12 @@ class ExtractiveLLM:
                 if unit.kind == "illustration":
                     score *= _ILLUSTRATION_WEIGHT
                 # Ties keep evidence order (chunks come ranked), so the output is deterministic.
-                # The exact definition of the asked term is the answer wherever retrieval placed it.
+                # The exact definition of the asked term is the answer wherever retrieval placed it, and even
+                # when it only opens a list ("is designated an “unlawful assembly”, if ... is—"): its reader can
+                # open the cited section for the items, which a neighbouring section's complete sentence lacks.
                 weight = 1.0 if defines == 1.0 else rank_weight
-                candidates.append(_Candidate(unit.fragment or unit.heading, score, len(candidates), source_id, quote,
-                                             defines, weight))
+                secondary = unit.heading or (unit.fragment and not (unit.lead_in_only and _defines_asked(quote, subject)))
+                candidates.append(_Candidate(secondary, score, len(candidates), source_id, quote, defines, weight))
         return candidates
 
     def _select(self, candidates: list[_Candidate], limit: int) -> list[_Candidate]:

@@ -256,3 +256,17 @@ def test_a_textbook_definition_question_prefers_the_definition_of_its_own_term()
     text = _run(pack)
     assert text.splitlines()[0] == "This fixed number is called the common difference of the AP [jemh105_p95_0]."
     assert validate_answer_text(text, pack, POLICY).status == "success"
+
+
+def test_a_definition_that_only_opens_a_list_still_beats_a_neighbours_complete_sentence() -> None:
+    # As in the IPC JSON, whose record of s. 21 stops at the lead-in (the descriptions are not in it).
+    definition = make_chunk("IPC_21_0", "Section 21. Public servant\nThe words \u201cpublic servant\u201d denote a "
+                                        "person falling under any of the descriptions hereinafter following, namely:")
+    neighbour = make_chunk("IPC_14_0", "Servant of Government. The words \u201cservant of Government\u201d denote "
+                                       "any officer or servant employed in India by or under the authority of "
+                                       "Government.")
+    pack = make_pack("Who is a public servant under the code?", [neighbour, definition], intent="definition")
+    text = _run(pack)
+    first = text.splitlines()[0]
+    assert "The words \u201cpublic servant\u201d denote" in first and first.endswith("[IPC_21_0].")
+    assert validate_answer_text(text, pack, POLICY).status == "success"
