@@ -432,7 +432,7 @@ class ExtractiveLLM:
     ``char_budget`` is the answer's target length in quoted characters.
     """
 
-    model = "extractive-overlap.v4"
+    model = "extractive-overlap.v5"
 
     def __init__(self, max_sentences: int | None = None, char_budget: int = CHAR_BUDGET) -> None:
         self._max_sentences = max_sentences
