@@ -357,19 +357,17 @@ def defined_terms(unit: str) -> frozenset[str]:
     return frozenset(words)
 
 
-def _defines_subject(unit: str, subject: frozenset[str]) -> float:
-    """1.0 when the unit defines exactly the asked term, the terms' overlap (Jaccard) when it defines a
-    related one ("scheduled employment" for "employee"), 0.0 otherwise."""
-    defined = defined_terms(unit)
+def _defines_subject(defined: frozenset[str], subject: frozenset[str]) -> float:
+    """1.0 when a unit's defined terms (``defined_terms``) are exactly the asked term, the terms' overlap
+    (Jaccard) when it defines a related one ("scheduled employment" for "employee"), 0.0 otherwise."""
     if not defined or not subject or not shared_terms(subject, defined):
         return 0.0
     return len(shared_terms(subject, defined)) / len(subject | defined)
 
 
-def _defines_asked(unit: str, subject: frozenset[str]) -> bool:
-    """The unit defines a term every word of which was asked ("public servant" for "who is a public servant
+def _defines_asked(defined: frozenset[str], subject: frozenset[str]) -> bool:
+    """A unit defines a term every word of which was asked ("public servant" for "who is a public servant
     under the code?"), so it is a definition of what the question is about, not of a neighbour."""
-    defined = defined_terms(unit)
     return bool(defined and subject) and len(shared_terms(defined, subject)) == len(defined)
 
 
@@ -423,6 +421,8 @@ class _Candidate:
     rank_weight: float = 1.0
     """``1 / (1 + RANK_DECAY * position)`` of the unit's evidence block: orders the units, while the
     70%-of-the-best cut-off compares plain scores so that further relevant units still join the answer."""
+    defines_a_term: bool = False
+    """Whether the unit defines some term (``defined_terms``; read for definition questions only)."""
 
 
 class ExtractiveLLM:
@@ -495,11 +495,13 @@ class ExtractiveLLM:
                 if intent_language is not None and parsed.intent != "general" and intent_language.search(quote):
                     score += _INTENT_BONUS
                 defines = 0.0
+                defined: frozenset[str] = frozenset()
                 if parsed.intent == "definition":
-                    defines = _defines_subject(quote, subject)
+                    defined = defined_terms(quote)
+                    defines = _defines_subject(defined, subject)
                     if defines:
                         score += _DEFINES_SUBJECT_BONUS * defines
-                    elif defined_terms(quote):
+                    elif defined:
                         score -= _INTENT_BONUS  # it defines some other term
                 if parsed.intent == "punishment" and _STATES_PENALTY.search(quote):
                     score += _STATES_PENALTY_BONUS
@@ -510,8 +512,9 @@ class ExtractiveLLM:
                 # when it only opens a list ("is designated an “unlawful assembly”, if ... is—"): its reader can
                 # open the cited section for the items, which a neighbouring section's complete sentence lacks.
                 weight = 1.0 if defines == 1.0 else rank_weight
-                secondary = unit.heading or (unit.fragment and not (unit.lead_in_only and _defines_asked(quote, subject)))
-                candidates.append(_Candidate(secondary, score, len(candidates), source_id, quote, defines, weight))
+                secondary = unit.heading or (unit.fragment and not (unit.lead_in_only and _defines_asked(defined, subject)))
+                candidates.append(_Candidate(secondary, score, len(candidates), source_id, quote, defines, weight,
+                                             bool(defined)))
         return candidates
 
     def _select(self, candidates: list[_Candidate], limit: int) -> list[_Candidate]:
@@ -530,7 +533,7 @@ class ExtractiveLLM:
                 continue
             if any(candidate.quote.lower() in c.quote.lower() for c in chosen):
                 continue
-            if best.defines == 1.0 and candidate.defines < 1.0 and defined_terms(candidate.quote):
+            if best.defines == 1.0 and candidate.defines < 1.0 and candidate.defines_a_term:
                 continue  # the asked term is defined; definitions of other terms are noise
             chosen.append(candidate)
             used += len(candidate.quote)
