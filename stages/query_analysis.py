@@ -281,10 +281,9 @@ def qualifier_of(title: str | None) -> str | None:
     return _QUALIFIER_NAMES[match.group(1).lower()] if match else None
 
 
-def _qualifiers(words: tuple[str, ...]) -> tuple[str, ...]:
+def _qualifiers(words: frozenset[str]) -> tuple[str, ...]:
     # From the query's own words only: an expansion ("suicide" -> "abetment") is a guess about wording.
-    asked = set(words)
-    return tuple(kind for kind, cues in _QUALIFIER_CUES.items() if asked & cues)
+    return tuple(kind for kind, cues in _QUALIFIER_CUES.items() if words & cues)
 
 
 def canonical_doc_code(name: str) -> str | None:
@@ -357,9 +356,8 @@ def _word_forms(query: str) -> set[str]:
     return forms
 
 
-def _expansions(query: str, keywords: tuple[str, ...]) -> tuple[str, ...]:
+def _expansions(query: str, words: frozenset[str]) -> tuple[str, ...]:
     lowered = query.lower()
-    words = set(keywords) | _word_forms(query)
     out: list[str] = []
     for word, targets in _LEGAL_SYNONYMS.items():
         hit = (" " in word and word in lowered) or word in words
@@ -389,13 +387,13 @@ def analyze_query(query: str) -> QueryAnalysis:
     qualifiers asked about ("tried to kill" -> attempt; "helping someone to ..." -> abetment)."""
     keywords = tuple(dict.fromkeys(tokenize(query)))
     refs = _section_refs(query)
-    stems = keywords + tuple(stem(w) for w in keywords)
-    expansions = _expansions(query, stems)
+    # Every form of the query's words, once: keywords, their stems, and each word as written and re-inflected.
+    words = frozenset(keywords) | {stem(w) for w in keywords} | _word_forms(query)
     return QueryAnalysis(
         intent=_intent(query),
         keywords=keywords,
         section_refs=refs,
-        expansions=expansions,
+        expansions=_expansions(query, words),
         acts=_acts(query, refs),
-        qualifiers=_qualifiers(stems + tuple(re.findall(r"[a-z]+", query.lower()))),
+        qualifiers=_qualifiers(words),
     )
