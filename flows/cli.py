@@ -182,7 +182,7 @@ def cmd_retrieve(args: argparse.Namespace) -> int:
 
     standing = load_project_settings(store, args.tenant, args.project)
     cfg, _ = apply_overrides(RetrieveConfig(), GenerationPolicy(), dict(standing.overrides) if standing else {})
-    cfg = cfg.model_copy(update={"top_k": args.top_k or cfg.top_k, "mode": args.mode})
+    cfg = RetrieveConfig.model_validate({**cfg.model_dump(), "top_k": args.top_k or cfg.top_k, "mode": args.mode})
     for q in questions:
         # Same tasks as the answer flow, called without orchestration: retrieval-only mode.
         req = request_task.fn(str(root), AnswerRequest(query=q, tenant_id=args.tenant, project_id=args.project,
