@@ -134,6 +134,50 @@ def test_confidence_is_monotone_and_bounded():
     assert 0.0 <= confidence_of(-1.0, 0.0) <= confidence_of(1.0, 1.0) <= 1.0
 
 
+def test_confidence_rises_when_the_rankings_agree_and_falls_when_neither_ranks_first():
+    for cosine, coverage in ((0.3, 0.0), (0.6, 0.5), (0.8, 1.0)):
+        assert (confidence_of(cosine, coverage, firsts=0) < confidence_of(cosine, coverage, firsts=1)
+                < confidence_of(cosine, coverage, firsts=2))
+    assert confidence_of(0.6, 0.5) == confidence_of(0.6, 0.5, firsts=1)
+
+
+@pytest.mark.parametrize(
+    ("texts", "query", "expected_firsts"),
+    [
+        # Both rankings put section 1 first; the others are first in neither.
+        (("alpha beta gamma delta", "alpha alpha alpha alpha alpha zeta", "unrelated words entirely here"),
+         "alpha beta gamma delta", {"IPC_1_0": 2, "IPC_2_0": 0, "IPC_3_0": 0}),
+        # Dense and BM25 disagree: each first result counts once.
+        (("alpha beta gamma delta epsilon", "zeta zeta zeta zeta"), "alpha beta zeta", None),
+    ],
+)
+def test_each_result_confidence_counts_the_rankings_that_put_it_first(embedder, texts, query, expected_firsts):
+    import numpy as np
+
+    from stages.lexical import tokenize
+    from stages.query_analysis import analyze_query
+
+    index = build([make_chunk(text, section=str(n)) for n, text in enumerate(texts, start=1)], embedder)
+    cfg = RetrieveConfig(top_k=len(texts))
+    firsts = {}
+    for mode in ("dense", "bm25"):
+        first = ids(retrieve(query, index, embedder, cfg.model_copy(update={"mode": mode}), tenant_id="t1",
+                             project_id="p1"))[0]
+        firsts[first] = firsts.get(first, 0) + 1
+    if expected_firsts is not None:
+        assert {k: v for k, v in expected_firsts.items() if v} == firsts
+    else:
+        assert sorted(firsts.values()) == [1, 1]  # the case really is a disagreement
+    result = retrieve(query, index, embedder, cfg, tenant_id="t1", project_id="p1")
+    query_vector = embedder.embed([query])[0]
+    keywords = set(analyze_query(query).keywords)
+    for item in result.results:
+        cosine = float(np.dot(index.vectors_of([index._slot_of[item.metadata.chunk_id]])[0], query_vector))
+        coverage = len(keywords & set(tokenize(item.content_snippet))) / len(keywords)
+        expected = confidence_of(cosine, coverage, firsts=firsts.get(item.source_id, 0))
+        assert item.confidence == pytest.approx(expected, abs=1e-6), item.source_id
+
+
 def test_doc_code_resolution_uses_aliases_words_and_initials():
     codes = frozenset({"IPC", "CrPC", "Minimum_Wages_Act_1948", "Indian_Evidence_Act"})
     assert resolve_doc_codes("Penal Code", codes) == {"IPC"}
