@@ -156,6 +156,10 @@ class Answer(Contract):
     answer: str
     citations: tuple[Citation, ...] = ()
     sources: tuple[str, ...] = ()
+    related: tuple[Citation, ...] = ()
+    """A success's pack sources that it does not cite, in retrieval order: often the neighbouring provision
+    (s.324 beside s.323), listed so a reader whose case the cited one does not fit can check them. The answer
+    claims nothing about them. Empty on refusals. (Additive: answers stored before it read as having none.)"""
     refusal_reason: str | None = None
     reason_code: str | None = None
     checks: tuple[CheckResult, ...] = ()

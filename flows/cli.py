@@ -85,15 +85,24 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------------------------------ ask
 
 
+def _where(c) -> str:  # noqa: ANN001
+    pages = f"page {c.page}" if c.page == c.page_end else f"pages {c.page}-{c.page_end}"
+    section = f", section {c.section_id}" + (f" ({c.section_title})" if c.section_title else "") if c.section_id else ""
+    return f"  [{c.source_id}] {c.filename}, {pages}{section}"
+
+
 def format_answer(answer) -> str:  # noqa: ANN001
     lines = [answer.answer, ""]
     if answer.citations:
         lines.append("Sources:")
-        for c in answer.citations:
-            pages = f"page {c.page}" if c.page == c.page_end else f"pages {c.page}-{c.page_end}"
-            section = f", section {c.section_id}" + (f" ({c.section_title})" if c.section_title else "") if c.section_id else ""
-            lines.append(f"  [{c.source_id}] {c.filename}, {pages}{section}")
+        lines.extend(_where(c) for c in answer.citations)
+    if answer.related:
+        # On plain-language questions the right provision is often retrieved just below the cited one.
+        lines.append("Also retrieved, not used in the answer (check them if the cited provision does not fit):")
+        lines.extend(_where(c) for c in answer.related)
     verdict = "grounded" if answer.status == "success" else f"refused: {answer.refusal_reason or answer.reason_code}"
+    if answer.status == "success" and answer.confidence is not None:
+        verdict += f", retrieval confidence {answer.confidence:.2f}"
     lines.append(f"Status: {answer.status} ({verdict})" + (f"  run {answer.run_id}" if answer.run_id else ""))
     return "\n".join(lines)
 

@@ -421,12 +421,14 @@ def validate_answer_text(text: str, pack: ContextPack, policy: GenerationPolicy,
         reason_code, status = CHECK_STATUS[failed.name]
         answer = refusal_answer(pack.query, status, reason_code, failed.detail or failed.name, policy, pack, checks)
         return answer.model_copy(update={"sentences": reports, "backend": backend})
+    cited = extract_citations(stripped)
     return Answer(
         query=pack.query,
         status="success",
         answer=stripped,
-        citations=_citations(extract_citations(stripped), ev),
+        citations=_citations(cited, ev),
         sources=pack.sources,
+        related=_citations(tuple(s for s in pack.sources if s not in cited and s in ev.chunks), ev),
         checks=checks,
         sentences=reports,
         confidence=pack.confidence,

@@ -42,6 +42,21 @@ def test_section_420_punishment_is_answered_with_file_and_page(real_store, capsy
     assert any(s["cited_ids"] for s in answer["sentences"])
 
 
+def test_plain_output_shows_sources_other_retrieved_provisions_and_confidence(real_store, capsys):
+    code, [answer] = _run_json(capsys, ["--store", str(real_store), "ask",
+                                        "What is the punishment for cheating under section 420?", "--json"])
+    assert code == 0 and answer["related"], answer
+    cited = {c["source_id"] for c in answer["citations"]}
+    assert not cited & {c["source_id"] for c in answer["related"]}
+    assert main(["--store", str(real_store), "ask", "What is the punishment for cheating under section 420?"]) == 0
+    out = capsys.readouterr().out
+    sources, also = out.index("Sources:"), out.index("Also retrieved, not used in the answer")
+    assert sources < also
+    for c in answer["related"]:
+        assert f"[{c['source_id']}]" in out[also:]
+    assert f"retrieval confidence {answer['confidence']:.2f}" in out
+
+
 def test_scanned_pdf_is_answerable_through_ocr(real_store, capsys):
     code, [answer] = _run_json(capsys, ["--store", str(real_store), "ask", "Who is an employer under the wages act?", "--json"])
     assert code == 0, answer

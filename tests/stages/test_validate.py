@@ -68,6 +68,20 @@ def test_success_keeps_text_and_resolves_citations_from_the_pack() -> None:
     assert (answer.refusal_reason, answer.reason_code) == (None, None)
 
 
+def test_success_lists_the_pack_sources_it_did_not_cite_as_related_in_pack_order() -> None:
+    answer = validate_answer_text("Whoever cheats shall be punished with imprisonment for a term which may extend "
+                                  "to seven years [IPC_420_0].", PACK, POLICY)
+    assert answer.status == "success"
+    assert [c.source_id for c in answer.related] == [s for s in PACK.sources if s != "IPC_420_0"]
+    assert answer.related[0].page == 140 and answer.related[0].section_id == "379"
+    both = validate_answer_text("According to [IPC_420_0], whoever cheats shall be punished with imprisonment for a "
+                                "term which may extend to seven years. Per [MinimumWagesAct_2_1], employer means any "
+                                "person who employs employees.", PACK, POLICY)
+    assert [c.source_id for c in both.related] == ["IPC_379_0"]
+    refused = validate_answer_text("Cheating is punished.", PACK, POLICY)
+    assert refused.status != "success" and refused.related == ()
+
+
 def test_validate_draft_keeps_backend_and_refuses_mismatched_query() -> None:
     draft = DraftAnswer(query=PACK.query, backend="scripted", model="m", prompt_sha256="0" * 64,
                         raw_text="Whoever cheats shall be punished with imprisonment [IPC_420_0].")
