@@ -13,6 +13,9 @@ in one of four bins:
 * ``refused`` the refusal sentence, with its reason code (counted per code below the table);
 * ``error``   anything else (should be 0).
 
+A fifth column, ``listed``, counts the wrong answers whose "also retrieved" list (``Answer.related``, shown
+under the sources) names the gold section: misleading if read alone, but the right provision is on the page.
+
 Retrieval recall (``bench/retrieval_eval.py``) says whether the right section was found; this says whether
 the user was told something true, told nothing, or misled.
 
@@ -63,11 +66,14 @@ def answer(question: str, index, embedder, cfg: RetrieveConfig, policy: Generati
     return validate_draft(generate_draft(pack, llm, policy), pack, policy)
 
 
+def _sections(citations) -> set[str]:  # noqa: ANN001
+    # Gold ids are "<doc code>_<section>" ("IPC_379", "jemh105_5.2"); a citation's doc code is its id's head.
+    return {f"{c.source_id.split('_')[0]}_{c.section_id}" for c in citations}
+
+
 def outcome(ans: Answer, gold: set[str]) -> str:
     if ans.status == "success":
-        # Gold ids are "<doc code>_<section>" ("IPC_379", "jemh105_5.2"); a citation's doc code is its id's head.
-        cited = {f"{c.source_id.split('_')[0]}_{c.section_id}" for c in ans.citations}
-        return "right" if cited & gold else "wrong"
+        return "right" if _sections(ans.citations) & gold else "wrong"
     # Every other status but "error" is the refusal sentence: refused before generation
     # (insufficient_context, low_confidence) or blocked by the validator (hallucination_detected, invalid_citations).
     return "error" if ans.status == "error" else "refused"
@@ -99,7 +105,7 @@ def main() -> None:
     for threshold in thresholds:
         policy = GenerationPolicy(min_confidence=threshold)
         print(f"\nmin_confidence = {threshold}")
-        print(f"{'set':<11}{'n':>5}{'right':>9}{'wrong':>9}{'refused':>9}{'error':>8}   refusal reasons")
+        print(f"{'set':<11}{'n':>5}{'right':>9}{'wrong':>9}{'refused':>9}{'error':>8}{'listed':>8}   refusal reasons")
         for name, (set_index, questions) in sets.items():
             bins: collections.Counter[str] = collections.Counter()
             reasons: collections.Counter[str] = collections.Counter()
@@ -107,14 +113,18 @@ def main() -> None:
                 ans = answer(question, set_index, embedder, cfg, policy, llm)
                 kind = outcome(ans, gold)
                 bins[kind] += 1
+                if kind == "wrong" and _sections(ans.related) & gold:
+                    bins["listed"] += 1
                 if kind == "refused":
                     reasons[ans.reason_code or "?"] += 1
             n = len(questions)
             print(f"{name:<11}{n:>5}" + "".join(f"{bins[k] / n:>{w}.1%}" for k, w in
-                                               (("right", 9), ("wrong", 9), ("refused", 9), ("error", 8)))
+                                               (("right", 9), ("wrong", 9), ("refused", 9), ("error", 8),
+                                                ("listed", 8)))
                   + "   " + ", ".join(f"{code} {count}" for code, count in reasons.most_common()))
     print(f"\n{len(thresholds)} threshold(s) in {time.perf_counter() - started:.1f} s; "
-          "off-topic 'wrong' = answered at all.")
+          "off-topic 'wrong' = answered at all; 'listed' = wrong, but the gold section is among the answer's "
+          "'also retrieved' provisions.")
 
 
 if __name__ == "__main__":
