@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from contracts.errors import ConfigError
 from flows.server import ensure_server, read_process_state
+from flows.store_guard import guard_argv
 
 if TYPE_CHECKING:
     from prefect.client.schemas.objects import FlowRun
@@ -136,7 +137,8 @@ def start_worker(
     env.setdefault("PREFECT_WORKER_QUERY_SECONDS", str(query_seconds))
     with open(log_path, "ab") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "prefect", "worker", "start", "--pool", pool, "--type", "process"],
+            guard_argv(store_root, [sys.executable, "-m", "prefect", "worker", "start", "--pool", pool, "--type",
+                                    "process"]),
             cwd=project_dir(), env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             start_new_session=True,
         )

@@ -20,6 +20,7 @@ import urllib.request
 from pathlib import Path
 
 from contracts.errors import ConfigError
+from flows.store_guard import guard_argv
 
 __all__ = ["ensure_server", "stop_server", "server_status", "healthy"]
 
@@ -111,10 +112,12 @@ def _ensure_server_locked(store_root: Path, timeout: float) -> str:
            "PREFECT_SERVER_SERVICES_TASK_RUN_RECORDER_ENABLED": "false"}
     env.pop("PREFECT_API_URL", None)
     with open(log_path, "ab") as log:
+        # Under a guard that stops the server if the store folder is deleted (flows/store_guard.py).
         proc = subprocess.Popen(
-            [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port),
-            ],
+            guard_argv(store_root, [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1",
+                                    "--port", str(port)]),
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, start_new_session=True,
+            cwd=Path(__file__).resolve().parent.parent,
         )
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

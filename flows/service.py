@@ -4,7 +4,8 @@
 a question (bench/cli.py). Instead, the CLI forwards questions to this service, started in the background on
 first use and reused after: the same ``answer_flow`` runs here, warm, in ~0.2 s. It listens on 127.0.0.1
 only, requires the token written (mode 0600) into ``<store>/prefect/service.json``, serialises answer runs,
-and exits by itself after ``CITEBOUND_SERVICE_IDLE`` seconds without a request (default 1800).
+and exits by itself after ``CITEBOUND_SERVICE_IDLE`` seconds without a request (default 1800), or
+within a second of its store's ``prefect`` folder being deleted.
 
 The service answers with the settings of the environment it was started from. So that a question asked with
 other settings (``CITEBOUND_MIN_CONFIDENCE=0.7``, another ``CITEBOUND_LLM`` or ``OPENAI_BASE_URL``) is never
@@ -270,7 +271,9 @@ def main(argv: list[str] | None = None) -> int:
         thread = threading.Thread(target=service.serve_forever, kwargs={"poll_interval": 0.5}, daemon=True)
         thread.start()
         try:
-            while not service.idle():
+            # A deleted store ends the service too: its state file went with the folder (flows/store_guard.py
+            # does the same for the Prefect server and worker).
+            while not service.idle() and state_path.parent.is_dir():
                 time.sleep(1.0)
         except KeyboardInterrupt:
             pass
