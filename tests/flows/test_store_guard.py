@@ -89,6 +89,21 @@ def test_stopping_the_recorded_group_stops_guard_and_child(tmp_path):
         guard.kill()
 
 
+@pytest.mark.unit
+def test_a_sigint_to_the_guard_alone_is_passed_on(tmp_path):
+    import signal
+
+    store, pid_file = _store(tmp_path), tmp_path / "child.pid"
+    guard = _start(store, _sleeper(pid_file))
+    child = _pid_of(pid_file)
+    try:
+        os.kill(guard.pid, signal.SIGINT)  # not the group: the child gets nothing unless the guard forwards it
+        assert guard.wait(timeout=20) != 0  # the child's KeyboardInterrupt exit code
+        assert _gone(child, 10)
+    finally:
+        guard.kill()
+
+
 @pytest.mark.integration
 @pytest.mark.slow
 def test_deleting_a_store_stops_its_prefect_server_and_answer_service(tmp_path):
