@@ -57,4 +57,22 @@ def deployed_stack(tmp_path_factory) -> DeployedStack:
                 os.environ[key] = value
 
 
+@pytest.fixture(scope="module")
+def background_prefect():
+    """The CLI's everyday mode for one module: a background Prefect server per store and the warm answer
+    service, never a shared server from the environment; the variables are restored afterwards."""
+    saved = {k: os.environ.get(k) for k in ("CITEBOUND_PREFECT", "PREFECT_API_URL", "CITEBOUND_SERVICE")}
+    for key in saved:
+        os.environ.pop(key, None)
+    os.environ["CITEBOUND_PREFECT"] = "background"
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
 # =========================================================================== (flow fixtures below)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import urllib.error
 import urllib.request
 
@@ -18,24 +17,15 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
-def service_store(tmp_path_factory):
+def service_store(tmp_path_factory, background_prefect):
     root = tmp_path_factory.mktemp("svc") / "store"
     src = root.parent / "penal_code.txt"
     src.write_text(PENAL_CODE, encoding="utf-8")
-    saved = {k: os.environ.get(k) for k in ("CITEBOUND_PREFECT", "PREFECT_API_URL", "CITEBOUND_SERVICE")}
-    for key in saved:
-        os.environ.pop(key, None)
-    os.environ["CITEBOUND_PREFECT"] = "background"
     try:
         assert main(["--store", str(root), "ingest", str(src), "--doc-code", "IPC"]) == 0
         yield root
     finally:
         stop_server(root)
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
 
 
 def test_ask_goes_through_the_service_and_reuses_it(service_store, capsys):

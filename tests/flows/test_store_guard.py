@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -24,25 +26,6 @@ def _store(tmp_path: Path) -> Path:
     return store
 
 
-def _sleeper(pid_file: Path) -> list[str]:
-    """A child that records its pid and sleeps for two minutes."""
-    return [sys.executable, "-c",
-            f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(120)"]
-
-
-def _start(store: Path, command: list[str]) -> subprocess.Popen:
-    return subprocess.Popen(guard_argv(store, command), cwd=ROOT, start_new_session=True)
-
-
-def _pid_of(pid_file: Path, timeout: float = 30.0) -> int:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pid_file.exists() and pid_file.read_text():
-            return int(pid_file.read_text())
-        time.sleep(0.05)
-    raise AssertionError(f"the child never wrote {pid_file}")
-
-
 def _gone(pid: int, timeout: float) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -50,6 +33,31 @@ def _gone(pid: int, timeout: float) -> bool:
             return True
         time.sleep(0.1)
     return False
+
+
+@dataclass
+class Guarded:
+    store: Path
+    guard: subprocess.Popen
+    child: int
+
+
+@pytest.fixture
+def guarded(tmp_path):
+    """A guard for a fresh store around a child that records its pid and sleeps for two minutes."""
+    store, pid_file = _store(tmp_path), tmp_path / "child.pid"
+    sleeper = f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(120)"
+    guard = subprocess.Popen(guard_argv(store, [sys.executable, "-c", sleeper]), cwd=ROOT, start_new_session=True)
+    deadline = time.monotonic() + 30
+    while not (pid_file.exists() and pid_file.read_text()):
+        assert time.monotonic() < deadline and guard.poll() is None, "the child never started"
+        time.sleep(0.05)
+    yield Guarded(store, guard, int(pid_file.read_text()))
+    try:
+        os.killpg(guard.pid, signal.SIGKILL)  # guard and child, whatever the test left running
+    except OSError:
+        pass
+    guard.wait()
 
 
 @pytest.mark.unit
@@ -60,53 +68,33 @@ def test_the_guard_exits_with_its_childs_exit_code(tmp_path):
 
 
 @pytest.mark.unit
-def test_deleting_the_store_stops_the_guarded_process(tmp_path):
-    store, pid_file = _store(tmp_path), tmp_path / "child.pid"
-    guard = _start(store, _sleeper(pid_file))
-    child = _pid_of(pid_file)
-    try:
-        time.sleep(2.5)  # a full poll with the store present: the child must still be running
-        assert guard.poll() is None and _alive(child)
-        shutil.rmtree(store)
-        assert guard.wait(timeout=20) == 0
-        assert _gone(child, 10)
-    finally:
-        guard.kill()
+def test_deleting_the_store_stops_the_guarded_process(guarded):
+    time.sleep(2.5)  # a full poll with the store present: the child must still be running
+    assert guarded.guard.poll() is None and _alive(guarded.child)
+    shutil.rmtree(guarded.store)
+    assert guarded.guard.wait(timeout=20) == 0
+    assert _gone(guarded.child, 10)
 
 
 @pytest.mark.unit
-def test_stopping_the_recorded_group_stops_guard_and_child(tmp_path):
-    store, pid_file = _store(tmp_path), tmp_path / "child.pid"
-    guard = _start(store, _sleeper(pid_file))
-    child = _pid_of(pid_file)
-    state = store / "prefect" / "server.json"
-    state.write_text(json.dumps({"pid": guard.pid}))
-    try:
-        assert stop_recorded_process(state) is True  # SIGINT to the group, as `citebound server --stop` does
-        assert _gone(guard.pid, 15) and _gone(child, 15)
-        assert not state.exists()
-    finally:
-        guard.kill()
+def test_stopping_the_recorded_group_stops_guard_and_child(guarded):
+    state = guarded.store / "prefect" / "server.json"
+    state.write_text(json.dumps({"pid": guarded.guard.pid}))
+    assert stop_recorded_process(state) is True  # SIGINT to the group, as `citebound server --stop` does
+    assert _gone(guarded.guard.pid, 15) and _gone(guarded.child, 15)
+    assert not state.exists()
 
 
 @pytest.mark.unit
-def test_a_sigint_to_the_guard_alone_is_passed_on(tmp_path):
-    import signal
-
-    store, pid_file = _store(tmp_path), tmp_path / "child.pid"
-    guard = _start(store, _sleeper(pid_file))
-    child = _pid_of(pid_file)
-    try:
-        os.kill(guard.pid, signal.SIGINT)  # not the group: the child gets nothing unless the guard forwards it
-        assert guard.wait(timeout=20) != 0  # the child's KeyboardInterrupt exit code
-        assert _gone(child, 10)
-    finally:
-        guard.kill()
+def test_a_sigint_to_the_guard_alone_is_passed_on(guarded):
+    os.kill(guarded.guard.pid, signal.SIGINT)  # not the group: the child gets nothing unless the guard forwards it
+    assert guarded.guard.wait(timeout=20) != 0  # the child's KeyboardInterrupt exit code
+    assert _gone(guarded.child, 10)
 
 
 @pytest.mark.integration
 @pytest.mark.slow
-def test_deleting_a_store_stops_its_prefect_server_and_answer_service(tmp_path):
+def test_deleting_a_store_stops_its_prefect_server_and_answer_service(tmp_path, prefect_harness, monkeypatch):
     from flows.cli import main
     from flows.service import ensure_service, service_state_path
     from tests.fixtures.statutes import PENAL_CODE
@@ -114,13 +102,13 @@ def test_deleting_a_store_stops_its_prefect_server_and_answer_service(tmp_path):
     store = tmp_path / "store"
     src = tmp_path / "penal_code.txt"
     src.write_text(PENAL_CODE, encoding="utf-8")
-    saved = {k: os.environ.get(k) for k in ("CITEBOUND_PREFECT", "PREFECT_API_URL", "CITEBOUND_SERVICE")}
-    for key in saved:
-        os.environ.pop(key, None)
-    os.environ["CITEBOUND_PREFECT"] = "background"
+    # Ingest under the session's Prefect harness, so that nothing in this process reports to the store's own
+    # server (its queued logs and events would be retried against a dead server at exit).
+    assert main(["--store", str(store), "ingest", str(src), "--doc-code", "IPC"]) == 0
+    monkeypatch.setenv("CITEBOUND_PREFECT", "background")
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
     try:
-        assert main(["--store", str(store), "ingest", str(src), "--doc-code", "IPC"]) == 0
-        service = ensure_service(store)
+        service = ensure_service(store)  # starts the store's server too, from the service process
         server = server_status(store)
         assert server is not None and server["healthy"]
         assert json.loads(service_state_path(store).read_text())["pid"] == service["pid"]
@@ -131,8 +119,3 @@ def test_deleting_a_store_stops_its_prefect_server_and_answer_service(tmp_path):
     finally:
         if store.exists():
             stop_server(store)
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
