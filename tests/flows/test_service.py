@@ -10,7 +10,7 @@ import pytest
 
 from flows.cli import main
 from flows.server import stop_server
-from flows.service import ask_service, ensure_service, service_state_path
+from flows.service import ask_service, code_fingerprint, ensure_service, service_state_path
 from tests.fixtures.statutes import PENAL_CODE
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -81,6 +81,32 @@ def test_a_service_started_under_other_settings_is_replaced(service_store, monke
     relaxed = ensure_service(service_store)
     assert relaxed["pid"] != strict["pid"]
     assert ask_service(relaxed, question="What is the punishment for theft?")["status"] == "success"
+
+
+def test_a_service_started_from_older_code_is_replaced(service_store):
+    first = ensure_service(service_store)
+    assert ensure_service(service_store)["pid"] == first["pid"]
+    # What an edit or a `git pull` after the service started looks like from its state file.
+    path = service_state_path(service_store)
+    recorded = json.loads(path.read_text())
+    assert recorded["code"] == code_fingerprint()
+    path.write_text(json.dumps({**recorded, "code": "0" * 64}))
+    fresh = ensure_service(service_store)
+    assert fresh["pid"] != first["pid"] and fresh["code"] == code_fingerprint()
+    assert ask_service(fresh, question="What is the punishment for theft?")["status"] == "success"
+
+
+def test_code_fingerprint_follows_the_python_files(tmp_path):
+    for package in ("contracts", "stages", "flows"):
+        (tmp_path / package).mkdir()
+        (tmp_path / package / "a.py").write_text("x = 1\n")
+    before = code_fingerprint(tmp_path)
+    (tmp_path / "stages" / "a.py").write_text("x = 22\n")
+    assert code_fingerprint(tmp_path) != before
+    (tmp_path / "stages" / "notes.txt").write_text("not code")
+    after = code_fingerprint(tmp_path)
+    (tmp_path / "stages" / "notes.txt").write_text("still not code")
+    assert code_fingerprint(tmp_path) == after
 
 
 def test_stop_ends_service_and_server(service_store):
