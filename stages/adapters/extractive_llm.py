@@ -23,7 +23,8 @@ continued by "; and includes ..." or "; or ..." stay with the clause they contin
   "designated an “unlawful assembly”", "The words “public servant” denote"), and textbook ones ("An
   arithmetic progression is a list of ...", "This fixed number is called the common difference");
 * at most ``max_sentences`` units and about ``CHAR_BUDGET`` characters (one best unit may be longer), only
-  units scoring at least 70% of the best one, no truncated chunk edges while complete units exist, and no
+  units scoring at least 70% of the best one and, when the best one shares a topic word with the question,
+  sharing one too (not merely the intent's vocabulary: "imprisonment" for "jailed"), no truncated chunk edges while complete units exist, and no
   OCR debris (units made mostly of non-letters).
 
 >>> ExtractiveLLM().generate("not a grounded prompt", 100, 0.0)
@@ -423,6 +424,9 @@ class _Candidate:
     70%-of-the-best cut-off compares plain scores so that further relevant units still join the answer."""
     defines_a_term: bool = False
     """Whether the unit defines some term (``defined_terms``; read for definition questions only)."""
+    topical: bool = True
+    """Whether the unit shares a word with the question (its own or a mapped statute word) that is not merely
+    the vocabulary of the question's intent ("imprisonment" for "jailed"): what a further unit needs."""
 
 
 class ExtractiveLLM:
@@ -432,7 +436,7 @@ class ExtractiveLLM:
     ``char_budget`` is the answer's target length in quoted characters.
     """
 
-    model = "extractive-overlap.v5"
+    model = "extractive-overlap.v6"
 
     def __init__(self, max_sentences: int | None = None, char_budget: int = CHAR_BUDGET) -> None:
         self._max_sentences = max_sentences
@@ -492,6 +496,11 @@ class ExtractiveLLM:
                     continue
                 seen.add(quote.lower())
                 score = matched + _EXPANSION_WEIGHT * related
+                # The unit's words that are the intent's own vocabulary ("imprisonment", "punished") do not
+                # make it about the question's topic.
+                intent_words = (content_words(" ".join(m.group(0) for m in intent_language.finditer(quote)))
+                                if intent_language is not None else frozenset())
+                topical = bool((words & (query_terms | expansion_terms)) - intent_words)
                 if intent_language is not None and parsed.intent != "general" and intent_language.search(quote):
                     score += _INTENT_BONUS
                 defines = 0.0
@@ -514,7 +523,7 @@ class ExtractiveLLM:
                 weight = 1.0 if defines == 1.0 else rank_weight
                 secondary = unit.heading or (unit.fragment and not (unit.lead_in_only and _defines_asked(defined, subject)))
                 candidates.append(_Candidate(secondary, score, len(candidates), source_id, quote, defines, weight,
-                                             bool(defined)))
+                                             bool(defined), topical))
         return candidates
 
     def _select(self, candidates: list[_Candidate], limit: int) -> list[_Candidate]:
@@ -527,6 +536,10 @@ class ExtractiveLLM:
                 break
             if candidate.score < _MIN_RELATIVE_SCORE * best.score:
                 continue  # ranked by weighted score: a later unit may still clear the plain-score cut-off
+            if best.topical and not candidate.topical:
+                # Every penalty clause earns the intent bonuses: "Whoever commits extortion shall be punished
+                # with imprisonment" must not join an answer about stealing on "imprisonment" alone.
+                continue
             if candidate.secondary and not best.secondary:
                 break  # complete units exist; a heading or a chunk's cut-off edge would mislead
             if used + len(candidate.quote) > self._char_budget:

@@ -191,6 +191,25 @@ def test_a_lay_question_is_answered_from_the_statute_words_it_was_mapped_to() ->
     assert validate_answer_text(text, pack, POLICY).status == "success"
 
 
+EXTORTION_384 = ("Whoever commits extortion shall be punished with imprisonment of either description for a term "
+                 "which may extend to three years, or with fine, or with both.")
+DWELLING_380 = ("Whoever commits theft in any building used as a human dwelling shall be punished with imprisonment "
+                "of either description for a term which may extend to seven years, and shall also be liable to fine.")
+
+
+def test_a_further_penalty_clause_joins_only_if_it_shares_the_questions_topic() -> None:
+    # s. 384 shares only the punishment vocabulary with "jailed for stealing" ("imprisonment"); the intent and
+    # penalty bonuses every penalty clause earns used to carry it into the answer about theft.
+    pack = make_pack("How long can someone be jailed for stealing?",
+                     [make_chunk("IPC_379_0", IPC_379), make_chunk("IPC_384_0", EXTORTION_384),
+                      make_chunk("IPC_380_0", DWELLING_380)],
+                     intent="punishment", keywords=("long", "jail", "steal"), expansions=("imprisonment", "theft"))
+    cited = extract_citations(_run(pack))
+    assert cited[0] == "IPC_379_0" and "IPC_380_0" in cited  # theft in a dwelling is about stealing
+    assert "IPC_384_0" not in cited
+    assert validate_answer_text(_run(pack), pack, POLICY).status == "success"
+
+
 def test_the_evidence_order_breaks_near_ties_in_favour_of_the_better_retrieved_chunk() -> None:
     first = make_chunk("IPC_1_0", "Whoever commits house-trespass by night shall be punished with imprisonment.")
     second = make_chunk("IPC_2_0", "Whoever commits house-trespass by night in order to commit theft shall be "
