@@ -51,6 +51,7 @@ __all__ = [
     "degraded_answer",
     "build_policy",
     "apply_overrides",
+    "validate_overrides",
     "project_settings_pointer",
     "load_project_settings",
     "save_project_settings",
@@ -109,6 +110,11 @@ def apply_overrides(
         raise ConfigError(f"--set: {exc}") from exc
 
 
+def validate_overrides(overrides: dict[str, str]) -> None:
+    """Raise ConfigError unless every pair names a RetrieveConfig/GenerationPolicy field with a valid value."""
+    apply_overrides(RetrieveConfig(), GenerationPolicy(), overrides)
+
+
 def project_settings_pointer(tenant: str, project: str) -> str:
     """The store pointer naming a project's standing settings (hashed: tenant and project names are free text)."""
     return "settings/" + sha256_text(f"{tenant}\x00{project}")[:32]
@@ -121,7 +127,7 @@ def load_project_settings(st: ArtifactStore, tenant: str, project: str) -> Proje
 
 def save_project_settings(st: ArtifactStore, settings: ProjectSettings) -> ProjectSettings:
     """Validate the overrides against the models, then store them and point the project at them."""
-    apply_overrides(RetrieveConfig(), GenerationPolicy(), dict(settings.overrides))
+    validate_overrides(dict(settings.overrides))
     ref = st.put(settings, stage="settings", stage_version="settings.v1")
     st.set_pointer(project_settings_pointer(settings.tenant_id, settings.project_id), ref)
     return settings

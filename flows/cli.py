@@ -126,10 +126,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
     questions = _questions(args)
     overrides = _parse_sets(args.set)
     if overrides:
-        from contracts import GenerationPolicy, RetrieveConfig
-        from flows.answer_flow import apply_overrides
+        from flows.answer_flow import validate_overrides
 
-        apply_overrides(RetrieveConfig(), GenerationPolicy(), overrides)  # a bad key or value fails here, loudly
+        validate_overrides(overrides)  # a bad key or value fails here, loudly
     params = dict(tenant=args.tenant, project=args.project, top_k=args.top_k, llm=args.llm, llm_model=args.llm_model,
                   overrides=overrides or None)
     if _use_service():
