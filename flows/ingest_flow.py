@@ -139,6 +139,7 @@ class _ChunkSets:
     def __init__(self, store: ArtifactStore) -> None:
         self.store = store
         self._sets: dict[str, ChunkSet] = {}
+        self._ids: dict[str, frozenset[str]] = {}
 
     def load(self, sha: str) -> ChunkSet:
         if sha not in self._sets:
@@ -146,7 +147,10 @@ class _ChunkSets:
         return self._sets[sha]
 
     def ids(self, sha: str) -> frozenset[str]:
-        return frozenset(c.semantic_id for c in self.load(sha).chunks)
+        # Asked once per other catalog entry for every file of the update: built once per set.
+        if sha not in self._ids:
+            self._ids[sha] = frozenset(c.semantic_id for c in self.load(sha).chunks)
+        return self._ids[sha]
 
 
 def _build_index(
