@@ -274,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     store_root = Path(args.store).resolve()
     fingerprint = settings_fingerprint(os.environ)  # before this process adjusts its own environment
-    code = code_fingerprint()  # of the code this process imports, read before it imports it
+    code = code_fingerprint()  # of the files this process is about to load its stages from
     from flows.settings import configure_process_env, configure_query_process
 
     os.environ["CITEBOUND_HOME"] = str(store_root)

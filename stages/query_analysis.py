@@ -259,13 +259,13 @@ _QUALIFIER_TITLE = re.compile(
 )
 _QUALIFIER_NAMES = {"attempt": "attempt", "abet": "abetment", "preparation": "preparation",
                     "conspiracy": "conspiracy", "presumption": "presumption"}
-# Stemmed query words (stages.lexical.stem) and expansions that ask about a qualifier.
+# Forms of the query's own words (stemmed and as written) that ask about a qualifier.
 _QUALIFIER_CUES: dict[str, frozenset[str]] = {
     "attempt": frozenset({"attempt", "try", "tri", "tried", "tries", "trie", "trying"}),
     "abetment": frozenset({"abet", "abetment", "abettor", "help", "encourage", "encourag", "instigate",
                            "instigat", "aid", "assist"}),
     "preparation": frozenset({"prepar", "prepare", "preparation"}),
-    "conspiracy": frozenset({"conspir", "conspire", "conspiracy", "criminal conspiracy"}),
+    "conspiracy": frozenset({"conspir", "conspire", "conspiracy"}),
     "presumption": frozenset({"presum", "presume", "presumption", "proof", "prove", "prov", "evidence", "burden"}),
 }
 

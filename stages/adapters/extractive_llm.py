@@ -24,8 +24,8 @@ continued by "; and includes ..." or "; or ..." stay with the clause they contin
   arithmetic progression is a list of ...", "This fixed number is called the common difference");
 * at most ``max_sentences`` units and about ``CHAR_BUDGET`` characters (one best unit may be longer), only
   units scoring at least 70% of the best one and, when the best one shares a topic word with the question,
-  sharing one too (not merely the intent's vocabulary: "imprisonment" for "jailed"), no truncated chunk edges while complete units exist, and no
-  OCR debris (units made mostly of non-letters).
+  sharing one too (not merely the intent's vocabulary: "imprisonment" for "jailed"), no truncated chunk
+  edges while complete units exist, and no OCR debris (units made mostly of non-letters).
 
 >>> ExtractiveLLM().generate("not a grounded prompt", 100, 0.0)
 'I cannot answer based on the provided documents.'
