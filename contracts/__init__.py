@@ -24,6 +24,7 @@ from contracts.config import (
 )
 from contracts.errors import (
     ArtifactCorruptError,
+    ArtifactKindError,
     ArtifactNotFoundError,
     CiteboundError,
     ConfigError,
@@ -53,7 +54,17 @@ from contracts.retrieval import (
     RetrievedItem,
     SectionRef,
 )
-from contracts.store import ArtifactHeader, ArtifactRef, ArtifactStore, RunRecord, RunStep, cache_key
+from contracts.store import (
+    KINDS,
+    ArtifactHeader,
+    ArtifactRef,
+    ArtifactStore,
+    RunRecord,
+    RunStep,
+    StoredContract,
+    cache_key,
+    kind_of,
+)
 
 __all__ = [
     "Answer",
@@ -61,6 +72,7 @@ __all__ = [
     "AnswerStatus",
     "ArtifactCorruptError",
     "ArtifactHeader",
+    "ArtifactKindError",
     "ArtifactNotFoundError",
     "ArtifactRef",
     "ArtifactStore",
@@ -92,6 +104,7 @@ __all__ = [
     "IndexMismatchError",
     "IngestError",
     "IngestReport",
+    "KINDS",
     "LLMTransportError",
     "PageSpan",
     "PageText",
@@ -108,10 +121,12 @@ __all__ = [
     "SentenceReport",
     "SourceDocument",
     "StageInvariantError",
+    "StoredContract",
     "cache_key",
     "canonical_json",
     "config_sha256",
     "content_sha256",
+    "kind_of",
     "sha256_bytes",
     "sha256_text",
 ]

@@ -86,7 +86,7 @@ DEFAULT_KEY_TERMS: tuple[str, ...] = (
 class GenerationPolicy(Contract):
     """Every knob of the grounding contract. Its hash is part of the generate/validate cache keys."""
 
-    kind: Literal["generation_policy.v1"] = "generation_policy.v1"
+    kind: Literal["generation_policy.v2"] = "generation_policy.v2"
     refusal_text: str = DEFAULT_REFUSAL
     min_confidence: float = Field(default=0.3, ge=0.0, le=1.0)
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
@@ -150,7 +150,7 @@ class DraftAnswer(Contract):
 class Answer(Contract):
     """What the user gets: a grounded answer (``status == "success"``) or the refusal sentence with a reason."""
 
-    kind: Literal["answer.v1"] = "answer.v1"
+    kind: Literal["answer.v2"] = "answer.v2"
     query: str
     status: AnswerStatus
     answer: str

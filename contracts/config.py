@@ -40,7 +40,7 @@ class CleanConfig(Contract):
 
 
 class ChunkConfig(Contract):
-    kind: Literal["chunk_config.v1"] = "chunk_config.v1"
+    kind: Literal["chunk_config.v2"] = "chunk_config.v2"
     chunk_tokens: int = Field(default=200, gt=8)
     overlap_tokens: int = Field(default=24, ge=0)
     respect_sections: bool = True
@@ -64,7 +64,7 @@ class IndexConfig(Contract):
 
 
 class RetrieveConfig(Contract):
-    kind: Literal["retrieve_config.v1"] = "retrieve_config.v1"
+    kind: Literal["retrieve_config.v2"] = "retrieve_config.v2"
     top_k: int = Field(default=5, gt=0, le=100)
     mode: Literal["hybrid", "dense", "bm25"] = "hybrid"
     rrf_k: int = Field(default=30, gt=0)

@@ -9,6 +9,7 @@ __all__ = [
     "ContractViolationError",
     "ArtifactNotFoundError",
     "ArtifactCorruptError",
+    "ArtifactKindError",
     "StageInvariantError",
     "IngestError",
     "IngestReason",
@@ -32,6 +33,10 @@ class ArtifactNotFoundError(CiteboundError):
 
 class ArtifactCorruptError(CiteboundError):
     """Raised by the artifact store when an artifact's bytes do not match its hash, kind or schema."""
+
+
+class ArtifactKindError(ArtifactCorruptError):
+    """Raised by the artifact store for an artifact of a kind this version cannot read (retired, unmigratable, newer)."""
 
 
 class StageInvariantError(CiteboundError):

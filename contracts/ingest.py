@@ -59,7 +59,7 @@ class PageText(Contract):
 class ExtractedDocument(Contract):
     """Pages as they came out of PyMuPDF / Tesseract / the text or JSON reader."""
 
-    kind: Literal["extracted_document.v1"] = "extracted_document.v1"
+    kind: Literal["extracted_document.v2"] = "extracted_document.v2"
     source: SourceDocument
     pages: tuple[PageText, ...]
     warnings: tuple[str, ...] = ()

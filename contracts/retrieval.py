@@ -76,7 +76,7 @@ class RetrievedItem(Contract):
 
 
 class RetrievalResult(Contract):
-    kind: Literal["retrieval_result.v1"] = "retrieval_result.v1"
+    kind: Literal["retrieval_result.v2"] = "retrieval_result.v2"
     query: str
     tenant_id: str
     project_id: str
@@ -90,7 +90,7 @@ class RetrievalResult(Contract):
 class ContextPack(Contract):
     """Exactly what a generator may see and cite. ``sources`` are the only ids an answer may cite."""
 
-    kind: Literal["context_pack.v1"] = "context_pack.v1"
+    kind: Literal["context_pack.v2"] = "context_pack.v2"
     query: str
     query_analysis: QueryAnalysis
     context_text: str

@@ -25,16 +25,31 @@ import tempfile
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar, Union
 
-from pydantic import Field, ValidationError
+from pydantic import Field, TypeAdapter, ValidationError
 
 from contracts._base import Contract, canonical_json, content_sha256, sha256_bytes
+from contracts.answer import Answer, DraftAnswer, GenerationPolicy
+from contracts.catalog import AnswerRequest, Catalog, IngestReport
+from contracts.config import (
+    ChunkConfig,
+    CleanConfig,
+    EmbedConfig,
+    ExtractConfig,
+    IndexConfig,
+    ProjectSettings,
+    RetrieveConfig,
+)
 from contracts.errors import (
     ArtifactCorruptError,
+    ArtifactKindError,
     ArtifactNotFoundError,
     ContractViolationError,
 )
+from contracts.index import EmbeddingSet, IndexManifest
+from contracts.ingest import ChunkSet, CleanedDocument, ExtractedDocument, SourceDocument
+from contracts.retrieval import ContextPack, RetrievalResult
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -43,22 +58,23 @@ __all__ = [
     "RunStep",
     "RunRecord",
     "ArtifactStore",
-    "register_kind",
+    "StoredContract",
+    "KINDS",
+    "RETIRED_KINDS",
+    "kind_of",
+    "parse_stored",
     "cache_key",
 ]
 
 SCHEMA_VERSION = 1
 T = TypeVar("T", bound=Contract)
-_KINDS: dict[str, type[Contract]] = {}
 _SHA_RE = re.compile(r"^[0-9a-f]{64}$")
 _NAME_RE = re.compile(r"^[A-Za-z0-9_.=-]+(/[A-Za-z0-9_.=-]+)*$")
 
 
-def register_kind(model: type[T]) -> type[T]:
-    """Make a contract class readable by kind (``ArtifactStore.get`` without a type, ``citebound show``)."""
-    kind = model.model_fields["kind"].default
-    _KINDS[kind] = model
-    return model
+def kind_of(model: type[Contract]) -> str:
+    """The kind a contract class writes, e.g. ``kind_of(Answer) == "answer.v2"``."""
+    return model.model_fields["kind"].default
 
 
 class ArtifactRef(Contract):
@@ -72,6 +88,11 @@ class ArtifactRef(Contract):
 
 
 class ArtifactHeader(Contract):
+    """An artifact's provenance. ``stage_version`` is the stage's label (``STAGE_VERSION``); ``code_version``
+    the code-derived version it ran under (``flows/stage_versions.py``). Like ``created_at``, ``code_version``
+    is not part of the address: the same output from edited code keeps its address, so stages after it stay
+    cached (the header keeps the first writer's code version)."""
+
     kind: str
     schema_version: int = SCHEMA_VERSION
     stage: str
@@ -79,11 +100,19 @@ class ArtifactHeader(Contract):
     config_sha256: str
     input_refs: tuple[ArtifactRef, ...] = ()
     created_at: str | None = None
+    code_version: str | None = None
+
+
+# Header fields outside an artifact's address.
+_UNADDRESSED = frozenset({"created_at", "code_version"})
 
 
 class RunStep(Contract):
+    """One stage of a run: ``stage_version`` is its label, ``code_version`` the derived version that keyed it."""
+
     stage: str
     stage_version: str
+    code_version: str = ""
     config_sha256: str
     inputs: tuple[ArtifactRef, ...] = ()
     output: ArtifactRef | None = None
@@ -95,7 +124,7 @@ class RunStep(Contract):
 class RunRecord(Contract):
     """What one flow run did: its parameters and every artifact it read and wrote (its replay entry points)."""
 
-    kind: Literal["run_record.v1"] = "run_record.v1"
+    kind: Literal["run_record.v2"] = "run_record.v2"
     run_id: str
     flow: str
     started_at: str
@@ -109,16 +138,69 @@ class RunRecord(Contract):
     error: str | None = None
 
 
-def cache_key(stage: str, stage_version: str, config_sha256: str, inputs: tuple[ArtifactRef, ...]) -> str:
-    """Cache/replay key: the input artifacts' hashes + the stage config hash + the stage's version."""
-    return content_sha256(
-        {
-            "stage": stage,
-            "stage_version": stage_version,
-            "config": config_sha256,
-            "inputs": [r.sha256 for r in inputs],
-        }
-    )
+# Every kind the store reads, listed by hand: one discriminated union, one TypeAdapter (no module scanning).
+# tests/contracts/test_models.py checks that every contract with a kind is listed here.
+_STORED_TYPES: tuple[type[Contract], ...] = (
+    SourceDocument, ExtractedDocument, CleanedDocument, ChunkSet,
+    EmbeddingSet, IndexManifest,
+    AnswerRequest, RetrievalResult, ContextPack, DraftAnswer, Answer,
+    ExtractConfig, CleanConfig, ChunkConfig, EmbedConfig, IndexConfig, RetrieveConfig, GenerationPolicy,
+    ProjectSettings, Catalog, IngestReport, RunRecord,
+)
+StoredContract = Annotated[Union[_STORED_TYPES], Field(discriminator="kind")]  # noqa: UP007 - a tuple of types
+_READER: TypeAdapter[Contract] = TypeAdapter(StoredContract)
+KINDS: dict[str, type[Contract]] = {kind_of(t): t for t in _STORED_TYPES}
+
+# Kinds this version no longer writes -> the contract that replaced them. A kind is bumped when a field is added;
+# reading the old kind is this explicit migration: the payload is validated as its successor, so the fields added
+# since take their defaults (today's behaviour, e.g. a v1 RetrieveConfig replays with today's dense_weight).
+# A retired payload that does not fit its successor, and any kind not listed here or in KINDS (an older or a
+# newer citebound's), raises ArtifactKindError naming kind:sha: re-run the stage that wrote it.
+RETIRED_KINDS: dict[str, type[Contract]] = {
+    "answer.v1": Answer,  # + related
+    "generation_policy.v1": GenerationPolicy,  # + check_key_terms, key_terms
+    "chunk_config.v1": ChunkConfig,  # + title_weight
+    "retrieve_config.v1": RetrieveConfig,  # + dense_weight, intent/act/qualifier weights, long-query fields
+    "retrieval_result.v1": RetrievalResult,  # + QueryAnalysis.acts/qualifiers, ResultMetadata.flags
+    "context_pack.v1": ContextPack,  # + QueryAnalysis.acts/qualifiers
+    "extracted_document.v1": ExtractedDocument,  # + PageText.section_id/section_title
+    "run_record.v1": RunRecord,  # + RunStep.code_version
+}
+
+
+def parse_stored(payload: Any, name: str) -> Contract:
+    """Validate a stored payload by its kind (migrating a retired kind); ``name`` (kind:sha) goes into errors."""
+    kind = payload.get("kind") if isinstance(payload, dict) else None
+    successor = RETIRED_KINDS.get(kind) if isinstance(kind, str) else None
+    if successor is not None:
+        payload = {**payload, "kind": kind_of(successor)}
+    elif kind not in KINDS:
+        raise ArtifactKindError(
+            f"artifact {name} has kind {kind!r}, which this version of citebound does not read: "
+            "re-run the stage that wrote it")
+    try:
+        return _READER.validate_python(payload)
+    except ValidationError as exc:
+        if successor is not None:
+            raise ArtifactKindError(
+                f"artifact {name} was written as {kind} and does not migrate to {kind_of(successor)}: "
+                f"re-run the stage that wrote it ({exc.error_count()} field errors)") from exc
+        raise ArtifactCorruptError(f"artifact {name} does not fit {KINDS[kind].__name__}: {exc}") from exc
+
+
+def cache_key(
+    stage: str, stage_version: str, config_sha256: str, inputs: tuple[ArtifactRef, ...], code_version: str = ""
+) -> str:
+    """Cache/replay key: the input artifacts' hashes + the stage config hash + the stage's label and code version."""
+    parts: dict[str, object] = {
+        "stage": stage,
+        "stage_version": stage_version,
+        "config": config_sha256,
+        "inputs": [r.sha256 for r in inputs],
+    }
+    if code_version:
+        parts["code_version"] = code_version
+    return content_sha256(parts)
 
 
 def _now() -> str:
@@ -144,7 +226,7 @@ def _atomic_write(path: Path, data: bytes) -> None:
 
 
 def _address(header: ArtifactHeader, payload: dict) -> str:
-    hashed_header = header.model_dump(mode="json", exclude={"created_at"})
+    hashed_header = header.model_dump(mode="json", exclude=set(_UNADDRESSED))
     return content_sha256({"header": hashed_header, "payload": payload})
 
 
@@ -173,6 +255,7 @@ class ArtifactStore:
         stage_version: str,
         config_sha256: str = "",
         inputs: tuple[ArtifactRef, ...] = (),
+        code_version: str | None = None,
     ) -> ArtifactRef:
         """Store ``model`` with its provenance header; return its ref. Idempotent for equal content."""
         if model is None or not isinstance(model, Contract):
@@ -187,6 +270,7 @@ class ArtifactStore:
             config_sha256=config_sha256,
             input_refs=tuple(inputs),
             created_at=_now(),
+            code_version=code_version,
         )
         payload = model.model_dump(mode="json")
         sha = _address(header, payload)
@@ -233,22 +317,21 @@ class ArtifactStore:
         return header, payload, kind, sha
 
     def get(self, ref: ArtifactRef | str, model_type: type[T] | None = None) -> T:
-        """Read, verify (hash, kind, schema) and parse an artifact. Raises ArtifactNotFound/CorruptError."""
+        """Read, verify (hash, schema) and parse an artifact by its kind through the one union of stored kinds.
+
+        ``model_type`` is what the caller expects: another kind is an ArtifactCorruptError. Raises
+        ArtifactNotFoundError, ArtifactCorruptError or ArtifactKindError (a kind this version cannot read).
+        """
         header, payload, kind, sha = self._read(ref)
-        expected = model_type or _KINDS.get(kind)
-        if expected is None:
-            raise ArtifactCorruptError(f"artifact {kind}:{sha[:12]} has a kind this version does not know")
-        want = expected.model_fields["kind"].default
-        if want != kind:
-            raise ArtifactCorruptError(f"artifact {kind}:{sha[:12]} is not a {want}")
+        name = f"{kind}:{sha[:12]}"
         if header.schema_version != SCHEMA_VERSION:
             raise ArtifactCorruptError(
-                f"artifact {kind}:{sha[:12]} has schema version {header.schema_version}, expected {SCHEMA_VERSION}"
+                f"artifact {name} has schema version {header.schema_version}, expected {SCHEMA_VERSION}"
             )
-        try:
-            return expected.model_validate(payload)  # type: ignore[return-value]
-        except ValidationError as exc:
-            raise ArtifactCorruptError(f"artifact {kind}:{sha[:12]} does not fit {expected.__name__}: {exc}") from exc
+        model = parse_stored(payload, name)
+        if model_type is not None and not isinstance(model, model_type):
+            raise ArtifactCorruptError(f"artifact {name} is not a {kind_of(model_type)}")
+        return model  # type: ignore[return-value]
 
     def header(self, ref: ArtifactRef | str) -> ArtifactHeader:
         return self._read(ref)[0]
@@ -337,6 +420,8 @@ class ArtifactStore:
             self._read(ref)  # verify: a corrupt or deleted output is a miss, never a wrong hit
         except (ValueError, ValidationError, ArtifactNotFoundError, ArtifactCorruptError):
             return None
+        if ref.kind not in KINDS:
+            return None  # written as a kind since retired: recompute rather than hand on a migrated old output
         return ref
 
     def remember(self, key: str, ref: ArtifactRef) -> None:
@@ -396,31 +481,25 @@ class ArtifactStore:
             if len(matches) != 1:
                 raise ArtifactNotFoundError(f"no run {run_id!r} in store {self.root}")
             path = matches[0]
+        return self._read_run(path)
+
+    @staticmethod
+    def _read_run(path: Path) -> RunRecord:
         try:
-            return RunRecord.model_validate_json(path.read_bytes())
-        except (ValueError, ValidationError) as exc:
+            payload = json.loads(path.read_bytes())
+        except (OSError, ValueError) as exc:
             raise ArtifactCorruptError(f"run record {path.name} is corrupt: {exc}") from exc
+        record = parse_stored(payload, f"run record {path.stem}")
+        if not isinstance(record, RunRecord):
+            raise ArtifactCorruptError(f"run record {path.name} holds a {type(record).__name__}")
+        return record
 
     def list_runs(self) -> list[RunRecord]:
         runs = []
         for path in (self.root / "runs").glob("*.json") if (self.root / "runs").exists() else []:
             try:
-                runs.append(RunRecord.model_validate_json(path.read_bytes()))
-            except (ValueError, ValidationError):
+                runs.append(self._read_run(path))
+            except ArtifactCorruptError:
                 continue
         return sorted(runs, key=lambda r: r.started_at)
 
-
-def _register_all() -> None:
-    from contracts import answer, catalog, config, index, ingest, retrieval
-
-    for mod in (answer, catalog, config, index, ingest, retrieval):
-        for obj in vars(mod).values():
-            if isinstance(obj, type) and issubclass(obj, Contract) and "kind" in obj.model_fields:
-                default = obj.model_fields["kind"].default
-                if isinstance(default, str):
-                    register_kind(obj)
-    register_kind(RunRecord)
-
-
-_register_all()

@@ -350,6 +350,14 @@ def cmd_settings(args: argparse.Namespace) -> int:
     return 0
 
 
+def check_replay(args: argparse.Namespace) -> None:
+    """Before any Prefect start-up: the run exists and holds what the replay reads (else a one-line error)."""
+    from contracts import ArtifactStore
+    from flows.replay_flow import check_replayable
+
+    check_replayable(ArtifactStore(_store_root(args)).get_run(args.run_id), args.from_stage)
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
     root = _prepare(args)
     from flows.replay_flow import replay_answer, replay_flow
@@ -509,7 +517,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--llm-model")
     sp.add_argument("--set", action="append", default=[], help="key=value override (repeatable)")
     common(sp, scope=False)
-    sp.set_defaults(func=cmd_replay, runs_flows=True)
+    sp.set_defaults(func=cmd_replay, runs_flows=True, before_flows=check_replay)
 
     sp = sub.add_parser("show", help="print an artifact (kind:sha-prefix) or a run record")
     sp.add_argument("ref")
@@ -542,6 +550,8 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         if getattr(args, "runs_flows", False):
+            if getattr(args, "before_flows", None):
+                args.before_flows(args)  # refuse bad requests before paying for a Prefect start-up
             # Flow runs from this process: no per-run heartbeat thread (0.6-0.8 s per run, see bench/cli.py).
             _prepare(args)  # env and server first: Prefect reads its settings when it is imported
             from flows.runners import local_run_settings

@@ -196,11 +196,11 @@ def trigger_deployment(
 
 def answer_of_flow_run(store_root: Path, flow_run: FlowRun) -> Answer:
     """The Answer artifact an ``answer`` deployment run wrote into the store."""
-    from contracts import Answer, ArtifactStore
+    from contracts import Answer, ArtifactStore, kind_of
 
     store = ArtifactStore(Path(store_root).resolve())
     record = store.get_run(str(flow_run.id))
     for ref in record.outputs:
-        if ref.kind == "answer.v1":
+        if ref.kind == kind_of(Answer):
             return store.get(ref, Answer).model_copy(update={"run_id": record.run_id})
     raise ConfigError(f"flow run {flow_run.id} ({record.status}) wrote no Answer: {record.error or 'no outputs'}")

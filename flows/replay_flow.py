@@ -3,7 +3,12 @@
 Answer runs replay from ``retrieve``, ``context``, ``generate`` (precheck included) or ``validate``;
 ingest runs from ``extract``, ``clean``, ``chunk``, ``flag`` or ``embed`` (per file; the index is not
 touched). Stages are recomputed (never served from the cache), and new artifacts are written beside the
-old: with nothing changed they land on the same addresses, i.e. byte-identical files.
+old: with nothing changed they land on the same addresses, i.e. byte-identical files; with changed code
+(a new derived stage version) they hold what the current code computes.
+
+A run that holds no stored output for what the requested stage needs (a replay of a replay, a run refused
+before generation, a failed run) is refused before anything runs: ``check_replayable`` raises a one-line
+ConfigError naming the run, the stages it does have and where it can be replayed from.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from prefect import flow
 from contracts import (
     Answer,
     ArtifactRef,
+    ArtifactStore,
     ChunkConfig,
     CleanConfig,
     EmbedConfig,
@@ -26,15 +32,74 @@ from contracts import (
     RunStep,
 )
 from contracts.errors import ConfigError
+from contracts.store import RETIRED_KINDS, kind_of
 from flows import runs
 from flows.answer_flow import ANSWER_STAGES, apply_overrides, run_answer_chain
 from flows.backends import llm_spec_from_settings
 from flows.settings import Settings
 from flows.tasks import _store, chunk_task, clean_task, embed_task, extract_task, flag_task
 
-__all__ = ["replay_flow", "INGEST_STAGES"]
+__all__ = ["replay_flow", "replay_answer", "check_replayable", "replayable_from", "INGEST_STAGES"]
 
 INGEST_STAGES = ("extract", "clean", "chunk", "flag", "embed")
+_INGEST_CONFIGS = ("extract_config", "clean_config", "chunk_config", "embed_config")
+# What an answer replay from each stage reads from the recorded run: stored outputs of these stages.
+_ANSWER_NEEDS = {
+    "retrieve": ("request",),
+    "context": ("request", "retrieve"),
+    "precheck": ("request", "context"),
+    "generate": ("request", "context"),
+    "validate": ("request", "context", "generate"),
+}
+
+
+def _source_flow(record: RunRecord) -> str:
+    return record.flow if record.flow != "replay" else dict(record.parameters).get("source_flow", "answer")
+
+
+def _stored_stages(record: RunRecord) -> list[str]:
+    return list(dict.fromkeys(s.stage for s in record.steps if s.output is not None))
+
+
+def _missing(record: RunRecord, stage: str) -> list[str]:
+    """What the run lacks to be replayed from ``stage`` (empty: replayable)."""
+    params = dict(record.parameters)
+    have = set(_stored_stages(record))
+    if _source_flow(record) == "answer":
+        missing = [s for s in _ANSWER_NEEDS[stage] if s not in have]
+        if stage == "retrieve" and not params.get("index") and "retrieve" not in have:
+            missing.append("index")
+        missing += [p for p in ("retrieve_config", "policy", "llm") if p not in params]
+        return missing
+    missing = [stage] if stage not in have else []
+    return missing + [p for p in _INGEST_CONFIGS if p not in params]
+
+
+def replayable_from(record: RunRecord) -> list[str]:
+    """The stages this run can be replayed from, in pipeline order."""
+    stages = ANSWER_STAGES if _source_flow(record) == "answer" else INGEST_STAGES
+    return [s for s in stages if not _missing(record, s)]
+
+
+def check_replayable(record: RunRecord, from_stage: str) -> None:
+    """Raise a one-line ConfigError unless ``record`` holds what a replay from ``from_stage`` reads."""
+    flow = _source_flow(record)
+    stages = ANSWER_STAGES if flow == "answer" else INGEST_STAGES
+    if from_stage not in stages:
+        raise ConfigError(f"{flow} runs replay from one of {', '.join(stages)}, not {from_stage!r}")
+    missing = _missing(record, from_stage)
+    if not missing:
+        return
+    what = f"run {record.run_id}" + (f" (a replay of {record.replay_of})" if record.replay_of else "")
+    if record.status != "completed":
+        what += f" ({record.status})"
+    have = ", ".join(_stored_stages(record)) or "none"
+    options = replayable_from(record)
+    hint = f"replay it from {' or '.join(options)}" if options else "it cannot be replayed from any stage"
+    if record.replay_of:
+        hint += f", or replay {record.replay_of} itself"
+    raise ConfigError(f"{what} has no stored {', '.join(missing)} to replay {from_stage} from; "
+                      f"it has stored outputs of: {have}; {hint}")
 
 
 def _replay_answer(store_root: str, record: RunRecord, stage: str, llm: str | None, llm_model: str | None,
@@ -42,21 +107,18 @@ def _replay_answer(store_root: str, record: RunRecord, stage: str, llm: str | No
     st = _store(store_root)
     params = dict(record.parameters)
     by_stage = {s.stage: s for s in record.steps}
-    if "request" not in by_stage:
-        raise ConfigError(f"run {record.run_id} has no stored request to replay from")
-    retrieve_cfg = st.get(f"retrieve_config.v1:{params['retrieve_config']}", RetrieveConfig)
-    policy = st.get(f"generation_policy.v1:{params['policy']}", GenerationPolicy)
+    # Configs by their sha alone: a config stored under a since-retired kind is read through its migration.
+    retrieve_cfg = st.get(params["retrieve_config"], RetrieveConfig)
+    policy = st.get(params["policy"], GenerationPolicy)
     retrieve_cfg, policy = apply_overrides(retrieve_cfg, policy, overrides)
     spec = json.loads(params["llm"])
     if llm or llm_model:
         spec = llm_spec_from_settings(Settings(), llm or spec.get("backend"), llm_model)
     given = {s: by_stage[s].output for s in ("retrieve", "context", "generate") if s in by_stage and by_stage[s].output}
-    missing = [s for s in ANSWER_STAGES[: ANSWER_STAGES.index(stage)] if s in ("retrieve", "context") and s not in given]
-    if stage == "validate" and "generate" not in given:
-        missing.append("generate")
-    if missing:
-        raise ConfigError(f"run {record.run_id} has no stored output of {', '.join(missing)}: replay from an earlier stage")
-    index_ref = by_stage["retrieve"].inputs[1] if "retrieve" in by_stage else None
+    if "retrieve" in by_stage:
+        index_ref = by_stage["retrieve"].inputs[1]
+    else:  # a run that failed in retrieve: the index it was given
+        index_ref = st.ref_of(params["index"]) if stage == "retrieve" else None
     recorder.parameters = tuple(sorted({**params, "llm": json.dumps(spec, sort_keys=True), "from": stage,
                                         "retrieve_config": st.put(retrieve_cfg, stage="config", stage_version="config.v1").sha256,
                                         "policy": st.put(policy, stage="config", stage_version="config.v1").sha256}.items()))
@@ -75,10 +137,10 @@ def _replay_ingest(store_root: str, record: RunRecord, stage: str, overrides: di
     if overrides:
         raise ConfigError("--set is not supported for ingest replays yet")
     cfgs = {
-        "extract": st.get(f"extract_config.v1:{params['extract_config']}", ExtractConfig),
-        "clean": st.get(f"clean_config.v1:{params['clean_config']}", CleanConfig),
-        "chunk": st.get(f"chunk_config.v1:{params['chunk_config']}", ChunkConfig),
-        "embed": st.get(f"embed_config.v1:{params['embed_config']}", EmbedConfig),
+        "extract": st.get(params["extract_config"], ExtractConfig),
+        "clean": st.get(params["clean_config"], CleanConfig),
+        "chunk": st.get(params["chunk_config"], ChunkConfig),
+        "embed": st.get(params["embed_config"], EmbedConfig),
     }
     embedder = params.get("embedder", "minilm")
     # Steps are recorded per file in order: split them at each "source" step.
@@ -127,11 +189,8 @@ def replay_flow(
     store_root = str(Path(store or settings.home).resolve())
     st = _store(store_root)
     record = st.get_run(run_id)
-    source_flow = record.flow if record.flow != "replay" else dict(record.parameters).get("source_flow", "answer")
-    if source_flow == "answer" and from_stage not in ANSWER_STAGES:
-        raise ConfigError(f"answer runs replay from one of {', '.join(ANSWER_STAGES)}, not {from_stage!r}")
-    if source_flow == "ingest" and from_stage not in INGEST_STAGES:
-        raise ConfigError(f"ingest runs replay from one of {', '.join(INGEST_STAGES)}, not {from_stage!r}")
+    check_replayable(record, from_stage)
+    source_flow = _source_flow(record)
     recorder = runs.RunRecorder(st, flow="replay", question=record.question, replay_of=record.run_id,
                                 parameters={"source_flow": source_flow, "from": from_stage})
     try:
@@ -149,8 +208,8 @@ def replay_flow(
 
 def replay_answer(store_root: str, record: RunRecord) -> Answer | None:
     """The Answer a replay run produced, if it replayed an answer run."""
-    st = _store(store_root)
+    st: ArtifactStore = _store(store_root)
     for ref in record.outputs:
-        if ref.kind == "answer.v1":
+        if ref.kind == kind_of(Answer) or RETIRED_KINDS.get(ref.kind) is Answer:
             return st.get(ref, Answer).model_copy(update={"run_id": record.run_id})
     return None

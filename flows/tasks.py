@@ -1,8 +1,9 @@
 """Thin Prefect tasks: read input artifacts from the store, call one pure stage, write its output.
 
-Each task is keyed like a build system: (input artifact hashes, stage config hash, STAGE_VERSION).
+Each task is keyed like a build system: (input artifact hashes, stage config hash, the stage's version
+derived from its code, its project imports, its adapters and its libraries: ``flows/stage_versions.py``).
 When that key already names a stored, verifiable output, the task returns it without recomputing
-(``RunStep.cached``). Prefect's own result caching is off: the artifact store is the cache, so the same
+(``RunStep.cached``); any change to code a stage reaches gives it a new key, so it recomputes. Prefect's own result caching is off: the artifact store is the cache, so the same
 keys work in a thread, a Dask worker or a deployment's worker process.
 
 Retries: only for reading input files (I/O) and LLM transport errors — never on generated content.
@@ -48,6 +49,7 @@ from contracts import (
 )
 from contracts.errors import IngestError, LLMTransportError
 from flows.backends import LLMSpec, get_embedder, get_llm, get_ocr
+from flows.stage_versions import StageVersion, stage_version as derived_version
 
 __all__ = [
     "run_stage",
@@ -78,37 +80,47 @@ def run_stage(
     store: ArtifactStore,
     *,
     stage: str,
-    stage_version: str,
     config: Contract | dict,
     inputs: tuple[ArtifactRef, ...],
     compute: Callable[[], Contract],
     force: bool = False,
+    backends: tuple[object, ...] = (),
+    stage_version: str | None = None,
+    version: StageVersion | None = None,
 ) -> RunStep:
-    """Return the cached output for (inputs, config, version), or compute, store and remember it.
+    """Return the cached output for (inputs, config, stage version), or compute, store and remember it.
 
-    ``force`` recomputes even on a hit (replay uses it to prove determinism: an unchanged stage
-    writes the same address, so the stored bytes stay identical).
+    The version is derived from the code of ``stage`` and of the ``backends`` (adapters) it runs with
+    (``flows.stage_versions``); ``version`` gives one explicitly (tests). ``stage_version``, if a caller
+    still passes its module's ``STAGE_VERSION``, must equal the derived label. ``force`` recomputes even on
+    a hit (replay uses it to prove determinism: an unchanged stage writes the same address, so the stored
+    bytes stay identical).
     """
+    version = version or derived_version(stage, backends=backends)
+    if stage_version is not None and stage_version != version.label:
+        raise ValueError(f"stage {stage!r}: label {stage_version!r} given, its module says {version.label!r}")
     cfg_sha = content_sha256(config)
-    key = cache_key(stage, stage_version, cfg_sha, inputs)
+    key = cache_key(stage, version.label, cfg_sha, inputs, version.code)
     started = time.perf_counter()
+
+    def step(output: ArtifactRef, cached: bool) -> RunStep:
+        return RunStep(
+            stage=stage, stage_version=version.label, code_version=version.code, config_sha256=cfg_sha,
+            inputs=inputs, output=output, cached=cached, seconds=round(time.perf_counter() - started, 4),
+        )
+
     if not force:
         hit = store.cached(key)
         if hit is not None:
-            return RunStep(
-                stage=stage, stage_version=stage_version, config_sha256=cfg_sha, inputs=inputs,
-                output=hit, cached=True, seconds=round(time.perf_counter() - started, 4),
-            )
+            return step(hit, cached=True)
     output = compute()
     if not inputs and not force:
         # Without inputs the key would name every output of this stage: only content-identified writes may skip.
         raise ValueError(f"stage {stage!r} has no input artifacts: call run_stage with force=True")
-    ref = store.put(output, stage=stage, stage_version=stage_version, config_sha256=cfg_sha, inputs=inputs)
+    ref = store.put(output, stage=stage, stage_version=version.label, config_sha256=cfg_sha, inputs=inputs,
+                    code_version=version.code)
     store.remember(key, ref)
-    return RunStep(
-        stage=stage, stage_version=stage_version, config_sha256=cfg_sha, inputs=inputs,
-        output=ref, cached=False, seconds=round(time.perf_counter() - started, 4),
-    )
+    return step(ref, cached=False)
 
 
 def _retry_on_io(task, task_run, state) -> bool:  # noqa: ANN001 - Prefect's hook signature
@@ -153,10 +165,7 @@ def source_task(store_root: str, path: str, doc_code: str | None, tenant_id: str
     source = make_source_document(str(p.resolve()), data, doc_code=doc_code, tenant_id=tenant_id, project_id=project_id)
     store.put_blob(data, suffix=p.suffix.lower() or ".bin")
     # A source has no input artifact: its identity is its content, so it is always (idempotently) written.
-    return run_stage(
-        store, stage="source", stage_version="source.v1", config={}, inputs=(),
-        compute=lambda: source, force=True,
-    )
+    return run_stage(store, stage="source", config={}, inputs=(), compute=lambda: source, force=True)
 
 
 @task(name="extract", cache_policy=NO_CACHE)
@@ -164,14 +173,16 @@ def extract_task(store_root: str, source_ref: ArtifactRef, cfg: ExtractConfig, f
     from stages import extract
 
     store = _store(store_root)
+    ocr = get_ocr() if cfg.ocr_enabled else None
 
     def compute() -> ExtractedDocument:
         source = store.get(source_ref, SourceDocument)
         data = store.get_blob(source.sha256)
-        return extract.extract_document(source, data, cfg, get_ocr() if cfg.ocr_enabled else None)
+        return extract.extract_document(source, data, cfg, ocr)
 
-    return run_stage(store, stage="extract", stage_version=extract.STAGE_VERSION, config=cfg,
-                     inputs=(source_ref,), compute=compute, force=force)
+    # The OCR engine's code and the tesseract program's version are part of the stage's version.
+    return run_stage(store, stage="extract", config=cfg, inputs=(source_ref,), compute=compute, force=force,
+                     backends=(ocr,))
 
 
 @task(name="clean", cache_policy=NO_CACHE)
@@ -180,7 +191,7 @@ def clean_task(store_root: str, extracted_ref: ArtifactRef, cfg: CleanConfig, fo
 
     store = _store(store_root)
     return run_stage(
-        store, stage="clean", stage_version=clean.STAGE_VERSION, config=cfg, inputs=(extracted_ref,),
+        store, stage="clean", config=cfg, inputs=(extracted_ref,),
         compute=lambda: clean.clean_document(store.get(extracted_ref, ExtractedDocument), cfg), force=force,
     )
 
@@ -191,7 +202,7 @@ def chunk_task(store_root: str, cleaned_ref: ArtifactRef, cfg: ChunkConfig, forc
 
     store = _store(store_root)
     return run_stage(
-        store, stage="chunk", stage_version=chunk.STAGE_VERSION, config=cfg, inputs=(cleaned_ref,),
+        store, stage="chunk", config=cfg, inputs=(cleaned_ref,),
         compute=lambda: chunk.chunk_document(store.get(cleaned_ref, CleanedDocument), cfg), force=force,
     )
 
@@ -202,7 +213,7 @@ def flag_task(store_root: str, chunk_set_ref: ArtifactRef, force: bool = False) 
 
     store = _store(store_root)
     return run_stage(
-        store, stage="flag", stage_version=injection.STAGE_VERSION, config={}, inputs=(chunk_set_ref,),
+        store, stage="flag", config={}, inputs=(chunk_set_ref,),
         compute=lambda: injection.flag_injections(store.get(chunk_set_ref, ChunkSet)), force=force,
     )
 
@@ -259,8 +270,8 @@ def embed_task(
             embed_config_sha256=config_sha256(cfg),
         )
 
-    return run_stage(store, stage="embed", stage_version=embed.STAGE_VERSION, config=config,
-                     inputs=(chunk_set_ref,), compute=compute, force=force)
+    return run_stage(store, stage="embed", config=config,
+                     inputs=(chunk_set_ref,), compute=compute, force=force, backends=(embedder,))
 
 
 # --------------------------------------------------------------------------------- answering
@@ -297,8 +308,7 @@ def load_search_index(store_root: str, manifest_ref: ArtifactRef, embedder_name:
 @task(name="request", cache_policy=NO_CACHE)
 def request_task(store_root: str, request: AnswerRequest) -> RunStep:
     store = _store(store_root)
-    return run_stage(store, stage="request", stage_version="request.v1", config={}, inputs=(),
-                     compute=lambda: request, force=True)
+    return run_stage(store, stage="request", config={}, inputs=(), compute=lambda: request, force=True)
 
 
 @task(name="retrieve", cache_policy=NO_CACHE)
@@ -323,8 +333,8 @@ def retrieve_task(
         )
         return result.model_copy(update={"index_sha256": index_ref.sha256})
 
-    return run_stage(store, stage="retrieve", stage_version=retrieve.STAGE_VERSION, config=cfg,
-                     inputs=(request_ref, index_ref), compute=compute, force=force)
+    return run_stage(store, stage="retrieve", config=cfg, inputs=(request_ref, index_ref), compute=compute,
+                     force=force, backends=(get_embedder(embedder_name),))
 
 
 @task(name="context", cache_policy=NO_CACHE)
@@ -335,7 +345,7 @@ def context_task(
 
     store = _store(store_root)
     return run_stage(
-        store, stage="context", stage_version=context.STAGE_VERSION,
+        store, stage="context",
         config={"retrieve": config_sha256(cfg), "policy": config_sha256(policy)}, inputs=(retrieval_ref,),
         compute=lambda: context.build_context_pack(store.get(retrieval_ref, RetrievalResult), cfg, policy),
         force=force,
@@ -351,10 +361,11 @@ def precheck_task(store_root: str, pack_ref: ArtifactRef, policy: GenerationPoli
     started = time.perf_counter()
     refusal = sufficiency.precheck_pack(store.get(pack_ref, ContextPack), policy)
     if refusal is None:
-        return RunStep(stage="precheck", stage_version="precheck.v1", config_sha256=config_sha256(policy),
-                       inputs=(pack_ref,), output=None, seconds=round(time.perf_counter() - started, 4))
-    return run_stage(store, stage="precheck", stage_version="precheck.v1", config=policy, inputs=(pack_ref,),
-                     compute=lambda: refusal, force=True)
+        version = derived_version("precheck")
+        return RunStep(stage="precheck", stage_version=version.label, code_version=version.code,
+                       config_sha256=config_sha256(policy), inputs=(pack_ref,), output=None,
+                       seconds=round(time.perf_counter() - started, 4))
+    return run_stage(store, stage="precheck", config=policy, inputs=(pack_ref,), compute=lambda: refusal, force=True)
 
 
 @task(
@@ -371,9 +382,9 @@ def generate_task(
     # The backend's own model/version is part of the key: a new extractive version must not be served old drafts.
     identity = {"name": backend.name, "model": str(getattr(backend, "model", ""))}
     return run_stage(
-        store, stage="generate", stage_version=generate.STAGE_VERSION,
+        store, stage="generate",
         config={"llm": dict(sorted(llm.items())), "backend": identity, "policy": config_sha256(policy)},
-        inputs=(pack_ref,),
+        inputs=(pack_ref,), backends=(backend,),
         compute=lambda: generate.generate_draft(store.get(pack_ref, ContextPack), backend, policy),
         force=force,
     )
@@ -387,7 +398,7 @@ def validate_task(
 
     store = _store(store_root)
     return run_stage(
-        store, stage="validate", stage_version=validate.STAGE_VERSION, config=policy, inputs=(pack_ref, draft_ref),
+        store, stage="validate", config=policy, inputs=(pack_ref, draft_ref),
         compute=lambda: validate.validate_draft(store.get(draft_ref, DraftAnswer), store.get(pack_ref, ContextPack), policy),
         force=force,
     )

@@ -27,7 +27,7 @@ pytestmark = pytest.mark.unit
 def test_put_get_round_trip_and_header(store):
     ref = store.put(GenerationPolicy(min_confidence=0.4), stage="config", stage_version="config.v1",
                     config_sha256="abc", inputs=())
-    assert ref.kind == "generation_policy.v1" and len(ref.sha256) == 64
+    assert ref.kind == "generation_policy.v2" and len(ref.sha256) == 64
     assert store.get(ref, GenerationPolicy).min_confidence == 0.4
     header = store.header(ref)
     assert (header.stage, header.stage_version, header.config_sha256, header.schema_version) == ("config", "config.v1", "abc", 1)
@@ -76,7 +76,7 @@ def test_truncated_artifact_is_detected(store):
 
 def test_reading_as_the_wrong_type_is_refused(store):
     ref = store.put(AnswerRequest(query="q"), stage="request", stage_version="request.v1")
-    with pytest.raises(ArtifactCorruptError, match="is not a generation_policy.v1"):
+    with pytest.raises(ArtifactCorruptError, match="is not a generation_policy.v2"):
         store.get(ref, GenerationPolicy)
 
 

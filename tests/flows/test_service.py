@@ -54,7 +54,7 @@ def test_bad_requests_get_a_400_and_the_service_stays_up(service_store):
     state = ensure_service(service_store)
     with pytest.raises(Exception, match="400"):
         ask_service(state, question="   ")
-    assert ask_service(state, question="What is cheating?")["kind"] == "answer.v1"
+    assert ask_service(state, question="What is cheating?")["kind"] == "answer.v2"
 
 
 def test_per_question_settings_reach_the_service(service_store):

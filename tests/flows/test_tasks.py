@@ -24,6 +24,7 @@ from flows.tasks import (
     run_stage,
     source_task,
 )
+from flows.stage_versions import StageVersion
 from tests.fixtures.statutes import PENAL_CODE, PLANTED
 
 pytestmark = pytest.mark.unit
@@ -37,20 +38,28 @@ def test_run_stage_computes_once_then_serves_the_cache(store):
         return GenerationPolicy(min_confidence=0.5)
 
     src = store.put(AnswerRequest(query="q"), stage="request", stage_version="request.v1")
-    first = run_stage(store, stage="s", stage_version="s.v1", config={"a": 1}, inputs=(src,), compute=compute)
-    second = run_stage(store, stage="s", stage_version="s.v1", config={"a": 1}, inputs=(src,), compute=compute)
+    v1 = StageVersion(stage="s", label="s.v1", code="1" * 64)
+    first = run_stage(store, stage="s", version=v1, config={"a": 1}, inputs=(src,), compute=compute)
+    second = run_stage(store, stage="s", version=v1, config={"a": 1}, inputs=(src,), compute=compute)
     assert (first.cached, second.cached, len(calls)) == (False, True, 1)
     assert first.output == second.output
-    other_cfg = run_stage(store, stage="s", stage_version="s.v1", config={"a": 2}, inputs=(src,), compute=compute)
-    other_ver = run_stage(store, stage="s", stage_version="s.v2", config={"a": 1}, inputs=(src,), compute=compute)
-    assert not other_cfg.cached and not other_ver.cached and len(calls) == 3
-    forced = run_stage(store, stage="s", stage_version="s.v1", config={"a": 1}, inputs=(src,), compute=compute, force=True)
-    assert not forced.cached and forced.output == first.output and len(calls) == 4
+    assert (second.stage_version, second.code_version) == ("s.v1", "1" * 64)
+    other_cfg = run_stage(store, stage="s", version=v1, config={"a": 2}, inputs=(src,), compute=compute)
+    other_label = run_stage(store, stage="s", version=StageVersion("s", "s.v2", "1" * 64), config={"a": 1},
+                            inputs=(src,), compute=compute)
+    other_code = run_stage(store, stage="s", version=StageVersion("s", "s.v1", "2" * 64), config={"a": 1},
+                           inputs=(src,), compute=compute)
+    assert not other_cfg.cached and not other_label.cached and not other_code.cached and len(calls) == 4
+    # The same output from other code keeps its address (code_version is provenance, not identity).
+    assert other_code.output == first.output
+    forced = run_stage(store, stage="s", version=v1, config={"a": 1}, inputs=(src,), compute=compute, force=True)
+    assert not forced.cached and forced.output == first.output and len(calls) == 5
 
 
 def test_run_stage_without_inputs_must_be_forced(store):
     with pytest.raises(ValueError, match="no input artifacts"):
-        run_stage(store, stage="s", stage_version="s.v1", config={}, inputs=(), compute=GenerationPolicy)
+        run_stage(store, stage="s", version=StageVersion("s", "s.v1", "1" * 64), config={}, inputs=(),
+                  compute=GenerationPolicy)
 
 
 def test_a_failing_stage_writes_nothing(store):
@@ -61,7 +70,8 @@ def test_a_failing_stage_writes_nothing(store):
         raise RuntimeError("stage failed")
 
     with pytest.raises(RuntimeError):
-        run_stage(store, stage="s", stage_version="s.v1", config={}, inputs=(src,), compute=boom)
+        run_stage(store, stage="s", version=StageVersion("s", "s.v1", "1" * 64), config={}, inputs=(src,),
+                  compute=boom)
     assert sorted(p for p in store.root.rglob("*") if p.is_file()) == before
 
 
@@ -75,7 +85,7 @@ def test_ingest_tasks_chain_and_cache(store, tmp_path):
     chk = chunk_task.fn(root, cln.output, ChunkConfig())
     flg = flag_task.fn(root, chk.output)
     assert [s.output.kind for s in (src, ext, cln, chk, flg)] == [
-        "source_document.v1", "extracted_document.v1", "cleaned_document.v1", "chunk_set.v1", "chunk_set.v1"]
+        "source_document.v1", "extracted_document.v2", "cleaned_document.v1", "chunk_set.v1", "chunk_set.v1"]
     assert "IPC_420_0" in {c.semantic_id for c in store.get(flg.output, ChunkSet).chunks}
     again = chunk_task.fn(root, cln.output, ChunkConfig())
     assert again.cached and again.output == chk.output
