@@ -40,6 +40,7 @@ __all__ = [
     "stage_version",
     "describe_stage",
     "module_closure",
+    "clear_caches",
 ]
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -295,3 +296,9 @@ def stage_version(stage: str, *, backends: Sequence[object] = (), root: Path = P
     description = describe_stage(stage, backends=backends, root=root)
     code = hashlib.sha256(json.dumps(description, sort_keys=True).encode()).hexdigest()
     return StageVersion(stage=stage, label=description["label"], code=code)
+
+
+def clear_caches() -> None:
+    """Forget what was read from source files (tests that edit code in place; a process is otherwise replaced)."""
+    for cached in (_module_info, module_closure, _label, _static_description):
+        cached.cache_clear()

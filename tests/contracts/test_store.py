@@ -168,3 +168,78 @@ def test_concurrent_writers_of_the_same_artifacts_never_corrupt(tmp_path):
     for r in refs:
         s.get(r, AnswerRequest)
     assert not [p for p in s.root.rglob("*.tmp")]
+
+
+# ------------------------------------------------------------------------------ kinds written by older versions
+
+
+def _write_raw(st, kind: str, payload: dict, stage: str = "validate"):
+    """An artifact file as an older citebound wrote it (valid address, header and payload under ``kind``)."""
+    header = store_module.ArtifactHeader(kind=kind, stage=stage, stage_version=f"{stage}.v1", config_sha256="")
+    sha = store_module._address(header, payload)
+    path = st._object_path(kind, sha)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"header": header.model_dump(mode="json"), "payload": payload}))
+    return ArtifactRef(kind=kind, sha256=sha)
+
+
+def _answer_v1_payload() -> dict:
+    from contracts import Answer
+
+    payload = Answer(query="q", status="success", answer="x [A]", sources=("A",)).model_dump(mode="json")
+    del payload["related"]  # answer.v1 as first written: no `related`
+    return {**payload, "kind": "answer.v1"}
+
+
+def test_a_retired_kind_is_read_through_its_migration(store):
+    from contracts import Answer
+
+    ref = _write_raw(store, "answer.v1", _answer_v1_payload())
+    answer = store.get(ref, Answer)
+    assert answer.kind == "answer.v2" and answer.related == () and answer.answer == "x [A]"
+    assert store.get(f"answer.v1:{ref.sha256[:10]}").kind == "answer.v2"  # by ref text, without a type too
+
+
+def test_a_kind_this_version_does_not_know_is_a_typed_error_naming_it(store):
+    from contracts import Answer, ArtifactKindError
+
+    ref = _write_raw(store, "answer.v0", {**_answer_v1_payload(), "kind": "answer.v0"})
+    with pytest.raises(ArtifactKindError, match=rf"answer\.v0:{ref.sha256[:12]}.*does not read"):
+        store.get(ref, Answer)
+    newer = _write_raw(store, "answer.v9", {**_answer_v1_payload(), "kind": "answer.v9"})
+    with pytest.raises(ArtifactKindError, match=rf"answer\.v9:{newer.sha256[:12]}"):
+        store.get(newer)
+
+
+def test_a_retired_payload_that_does_not_migrate_is_a_typed_error(store):
+    from contracts import ArtifactKindError
+
+    payload = {**_answer_v1_payload(), "verdict": "a field answer.v2 never had"}
+    ref = _write_raw(store, "answer.v1", payload)
+    with pytest.raises(ArtifactKindError, match=rf"answer\.v1:{ref.sha256[:12]} .*does not migrate to answer\.v2"):
+        store.get(ref)
+
+
+def test_a_cached_output_of_a_retired_kind_is_a_miss(store):
+    ref = _write_raw(store, "answer.v1", _answer_v1_payload())
+    store.remember("k" * 64, ref)
+    assert store.cached("k" * 64) is None  # recomputed by the current code, never handed on migrated
+
+
+def test_a_run_record_written_before_code_versions_is_read(store):
+    record = RunRecord(run_id="old-run", flow="answer", started_at="2026-01-01T00:00:00",
+                       steps=(store_module.RunStep(stage="validate", stage_version="validate.v1",
+                                                   config_sha256="c"),))
+    payload = record.model_dump(mode="json")
+    del payload["steps"][0]["code_version"]
+    (store.root / "runs").mkdir(parents=True)
+    (store.root / "runs" / "old-run.json").write_text(json.dumps({**payload, "kind": "run_record.v1"}))
+    again = store.get_run("old-run")
+    assert again.kind == "run_record.v2" and again.steps[0].code_version == ""
+    assert [r.run_id for r in store.list_runs()] == ["old-run"]
+
+
+def test_code_version_is_recorded_but_not_part_of_the_address(store):
+    a = store.put(AnswerRequest(query="q"), stage="request", stage_version="request.v1", code_version="1" * 64)
+    b = store.put(AnswerRequest(query="q"), stage="request", stage_version="request.v1", code_version="2" * 64)
+    assert a == b and store.header(a).code_version == "1" * 64  # the first writer's code version is kept

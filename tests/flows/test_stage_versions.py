@@ -1,0 +1,151 @@
+"""Stage versions derived from code: a change in a module a stage reaches gives it a new version (so it
+recomputes); a stage that does not reach the module keeps its version (so it stays cached)."""
+
+from __future__ import annotations
+
+import ast
+import shutil
+from pathlib import Path
+
+import pytest
+
+from contracts import AnswerRequest, GenerationPolicy
+from flows.stage_versions import (
+    PROJECT_ROOT,
+    STAGE_MODULES,
+    clear_caches,
+    describe_stage,
+    module_closure,
+    stage_version,
+)
+from flows.tasks import run_stage
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.fixture
+def project_copy(tmp_path) -> Path:
+    """contracts/ and stages/ copied into a temporary project root (the code a stage version reads)."""
+    root = tmp_path / "project"
+    for package in ("contracts", "stages"):
+        shutil.copytree(PROJECT_ROOT / package, root / package, ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+def _versions(root: Path) -> dict[str, str]:
+    return {stage: stage_version(stage, root=root).code for stage in STAGE_MODULES}
+
+
+def _append(path: Path, text: str) -> None:
+    path.write_text(path.read_text(encoding="utf-8") + text, encoding="utf-8")
+    clear_caches()  # versions are read once per process; a new process would read the edited file
+
+
+def test_stage_names_and_their_modules_are_pinned():
+    # Renaming a stage or moving its code is a deliberate act: it changes every cache key of that stage.
+    assert STAGE_MODULES == {
+        "source": "stages.extract",
+        "extract": "stages.extract",
+        "clean": "stages.clean",
+        "chunk": "stages.chunk",
+        "flag": "stages.injection",
+        "embed": "stages.embed",
+        "index": "stages.index",
+        "request": "contracts.catalog",
+        "retrieve": "stages.retrieve",
+        "context": "stages.context",
+        "precheck": "stages.sufficiency",
+        "generate": "stages.generate",
+        "validate": "stages.validate",
+    }
+    for module in STAGE_MODULES.values():
+        assert PROJECT_ROOT.joinpath(*module.split(".")).with_suffix(".py").is_file(), module
+
+
+def test_every_stage_the_flows_run_has_a_derived_version():
+    used = set()
+    for path in (PROJECT_ROOT / "flows").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "run_stage":
+                used.update(k.value.value for k in node.keywords
+                            if k.arg == "stage" and isinstance(k.value, ast.Constant))
+    assert used and used <= set(STAGE_MODULES), used - set(STAGE_MODULES)
+
+
+def test_labels_come_from_the_stage_modules():
+    from stages import retrieve, sufficiency, validate
+
+    assert stage_version("precheck").label == sufficiency.STAGE_VERSION  # was recorded as "precheck.v1"
+    assert stage_version("validate").label == validate.STAGE_VERSION
+    assert stage_version("retrieve").label == retrieve.STAGE_VERSION
+
+
+def test_closures_follow_imports_transitively():
+    assert "stages.text_units" in module_closure("stages.validate")
+    assert "stages.text_units" in module_closure("stages.sufficiency")  # through stages.validate as well
+    assert "stages.text_units" not in module_closure("stages.retrieve")
+    assert "stages.tokens" in module_closure("stages.chunk")
+
+
+def test_libraries_a_stage_imports_are_part_of_its_version():
+    assert "bm25s" in describe_stage("index")["libraries"]
+    assert "faiss" in describe_stage("retrieve")["libraries"]
+    assert "pymupdf" in describe_stage("extract")["libraries"]
+    assert "langchain_text_splitters" in describe_stage("chunk")["libraries"]
+
+
+def test_a_change_in_a_dependency_changes_only_the_stages_that_reach_it(project_copy):
+    before = _versions(project_copy)
+    assert before == _versions(PROJECT_ROOT)  # the copy is the same code
+    _append(project_copy / "stages" / "text_units.py", '\n_UNITS.pop("three")\n')
+    after = _versions(project_copy)
+    changed = {stage for stage in STAGE_MODULES if before[stage] != after[stage]}
+    assert changed == {"validate", "precheck"}
+
+
+def test_comments_docstrings_and_layout_do_not_change_versions(project_copy):
+    before = _versions(project_copy)
+    path = project_copy / "stages" / "text_units.py"
+    text = path.read_text(encoding="utf-8")
+    text = text.replace('"""Shared text units', '"""Reworded: shared text units', 1)
+    path.write_text(text + "\n# a trailing comment\n\n\n", encoding="utf-8")
+    clear_caches()
+    assert _versions(project_copy) == before
+
+
+def test_a_changed_contract_changes_the_stages_that_use_it(project_copy):
+    before = _versions(project_copy)
+    _append(project_copy / "contracts" / "answer.py", "\nEXTRA_CONSTANT = 1\n")
+    after = _versions(project_copy)
+    assert after["validate"] != before["validate"] and after["context"] != before["context"]
+    assert after["chunk"] == before["chunk"] and after["clean"] == before["clean"]
+
+
+def test_the_adapter_a_stage_runs_with_is_part_of_its_version():
+    from tests.fakes import HashEmbedder, ScriptedLLM
+
+    plain = stage_version("generate").code
+    scripted = stage_version("generate", backends=(ScriptedLLM(["x"]),)).code
+    assert plain != scripted
+    assert stage_version("embed", backends=(HashEmbedder(model_revision="1"),)).code != \
+        stage_version("embed", backends=(HashEmbedder(model_revision="2"),)).code
+
+
+def test_a_dependency_change_recomputes_the_dependent_stage_and_not_the_others(store, project_copy):
+    src = store.put(AnswerRequest(query="q"), stage="request", stage_version="request.v1")
+    calls: list[str] = []
+
+    def run(stage: str, root: Path):
+        def compute():
+            calls.append(stage)
+            return GenerationPolicy()
+
+        return run_stage(store, stage=stage, version=stage_version(stage, root=root), config={}, inputs=(src,),
+                         compute=compute)
+
+    assert not run("validate", project_copy).cached and not run("context", project_copy).cached
+    assert run("validate", project_copy).cached and run("context", project_copy).cached
+    _append(project_copy / "stages" / "text_units.py", '\n_UNITS.pop("three")\n')
+    assert not run("validate", project_copy).cached  # recomputed under the new code
+    assert run("context", project_copy).cached  # context does not reach text_units
+    assert calls == ["validate", "context", "validate"]
