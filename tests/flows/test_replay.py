@@ -78,3 +78,46 @@ def test_ingest_replay_is_byte_identical(answered, stage):
     orig = {s.stage: s.output for s in original.steps}
     for step in record.steps:
         assert step.output == orig[step.stage]
+
+
+# ------------------------------------------------------------------------------ runs that cannot be replayed
+
+
+def _cli_error(capsys, argv: list[str]) -> str:
+    from flows.cli import main
+
+    capsys.readouterr()
+    code = main(argv)
+    captured = capsys.readouterr()
+    assert code == 2 and captured.out == ""
+    assert "Traceback" not in captured.err and len(captured.err.strip().splitlines()) == 1, captured.err
+    return captured.err.strip()
+
+
+def test_replaying_a_replay_from_a_stage_it_did_not_store_is_a_one_line_error(answered, capsys):
+    root, answer, _ = answered
+    replay = replay_flow(run_id=answer.run_id, from_stage="generate", store=str(root))
+    err = _cli_error(capsys, ["--store", str(root), "replay", replay.run_id, "--from", "validate"])
+    assert err.startswith(f"citebound: run {replay.run_id} (a replay of {answer.run_id}) has no stored context")
+    assert "it has stored outputs of: request, generate, validate" in err
+    assert f"replay {answer.run_id} itself" in err
+    assert ArtifactStore(root).list_runs()[-1].run_id == replay.run_id  # nothing ran, no new run record
+
+
+def test_replaying_a_refused_run_past_its_refusal_is_a_one_line_error(answered, capsys):
+    root, _, _ = answered
+    refused = answer_flow(question="What is the capital of Australia?", store=str(root), embedder="hash")
+    assert refused.status != "success"
+    record = ArtifactStore(root).get_run(refused.run_id)
+    assert "generate" not in {s.stage for s in record.steps}
+    err = _cli_error(capsys, ["--store", str(root), "replay", refused.run_id, "--from", "validate"])
+    assert f"run {refused.run_id} has no stored generate to replay validate from" in err
+    assert "it has stored outputs of: request, retrieve, context, precheck" in err
+    assert "replay it from retrieve or context or precheck or generate" in err
+
+
+def test_replaying_an_unknown_run_or_stage_is_a_one_line_error(answered, capsys):
+    root, answer, _ = answered
+    assert "no run 'no-such-run'" in _cli_error(capsys, ["--store", str(root), "replay", "no-such-run"])
+    err = _cli_error(capsys, ["--store", str(root), "replay", answer.run_id, "--from", "chunk"])
+    assert "answer runs replay from one of retrieve, context, precheck, generate, validate, not 'chunk'" in err
