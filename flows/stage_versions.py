@@ -225,22 +225,29 @@ def _libraries(modules: Sequence[str], root: Path) -> dict[str, str]:
 # ------------------------------------------------------------------------------------------ backends
 
 
-def _backend_identity(backend: object, root: Path) -> dict[str, object]:
-    """What of an adapter decides outputs: its class, the code of its module (if ours), its model."""
+_BackendKey = tuple[str, str, tuple[tuple[str, object], ...]]
+
+
+def _backend_key(backend: object) -> _BackendKey:
+    """What of an adapter decides outputs, besides its code: its class and its model (name, revision)."""
     cls = type(backend)
-    module = cls.__module__
-    identity: dict[str, object] = {"class": f"{module}.{cls.__qualname__}"}
-    for attr in ("name", "model_name", "model_revision", "model"):
-        value = getattr(backend, attr, None)
-        if isinstance(value, str | int | float):
-            identity[attr] = value
+    attrs = tuple((attr, value) for attr in ("name", "model_name", "model_revision", "model")
+                  if isinstance(value := getattr(backend, attr, None), str | int | float))
+    return cls.__module__, cls.__qualname__, attrs
+
+
+@lru_cache(maxsize=256)
+def _backend_description(key: _BackendKey, root: Path) -> str:
+    """An adapter's identity plus the code of its module (if ours, with its project imports) or its library."""
+    module, qualname, attrs = key
+    identity: dict[str, object] = {"class": f"{module}.{qualname}", **dict(attrs)}
     if _module_file(root, module) is not None:
         modules = _closure_with(module, root)
         identity["modules"] = {m: _module_info(root, m)[0] for m in modules}
         identity["libraries"] = _libraries(modules, root)
     else:
         identity["library"] = _library_version(module.split(".")[0])
-    return identity
+    return json.dumps(identity, sort_keys=True)
 
 
 def _closure_with(module: str, root: Path) -> tuple[str, ...]:
@@ -278,11 +285,22 @@ def _static_description(stage: str, root: Path) -> str:
     }, sort_keys=True)
 
 
+def _description(stage: str, root: Path, keys: tuple[_BackendKey, ...]) -> dict:
+    description = json.loads(_static_description(stage, root))
+    description["backends"] = [json.loads(_backend_description(key, root)) for key in keys]
+    return description
+
+
 def describe_stage(stage: str, *, backends: Sequence[object] = (), root: Path = PROJECT_ROOT) -> dict:
     """Everything a stage's version is computed from (for reading; ``stage_version`` hashes it)."""
-    description = json.loads(_static_description(stage, Path(root)))
-    description["backends"] = [_backend_identity(b, Path(root)) for b in backends if b is not None]
-    return description
+    return _description(stage, Path(root), tuple(_backend_key(b) for b in backends if b is not None))
+
+
+@lru_cache(maxsize=256)
+def _version(stage: str, root: Path, keys: tuple[_BackendKey, ...]) -> StageVersion:
+    description = _description(stage, root, keys)
+    code = hashlib.sha256(json.dumps(description, sort_keys=True).encode()).hexdigest()
+    return StageVersion(stage=stage, label=description["label"], code=code)
 
 
 def stage_version(stage: str, *, backends: Sequence[object] = (), root: Path = PROJECT_ROOT) -> StageVersion:
@@ -292,13 +310,9 @@ def stage_version(stage: str, *, backends: Sequence[object] = (), root: Path = P
     >>> v.label.startswith("validate.") and len(v.code) == 64
     True
     """
-    root = Path(root)
-    description = describe_stage(stage, backends=backends, root=root)
-    code = hashlib.sha256(json.dumps(description, sort_keys=True).encode()).hexdigest()
-    return StageVersion(stage=stage, label=description["label"], code=code)
-
+    return _version(stage, Path(root), tuple(_backend_key(b) for b in backends if b is not None))
 
 def clear_caches() -> None:
     """Forget what was read from source files (tests that edit code in place; a process is otherwise replaced)."""
-    for cached in (_module_info, module_closure, _label, _static_description):
+    for cached in (_module_info, module_closure, _label, _static_description, _backend_description, _version):
         cached.cache_clear()
