@@ -62,17 +62,18 @@ def _stored_stages(record: RunRecord) -> list[str]:
 
 
 def _missing(record: RunRecord, stage: str) -> list[str]:
-    """What the run lacks to be replayed from ``stage`` (empty: replayable)."""
+    """What the run lacks to be replayed from ``stage``, in words (empty: replayable)."""
     params = dict(record.parameters)
     have = set(_stored_stages(record))
     if _source_flow(record) == "answer":
-        missing = [s for s in _ANSWER_NEEDS[stage] if s not in have]
+        missing = [f"{s} output" for s in _ANSWER_NEEDS[stage] if s not in have]
         if stage == "retrieve" and not params.get("index") and "retrieve" not in have:
             missing.append("index")
-        missing += [p for p in ("retrieve_config", "policy", "llm") if p not in params]
-        return missing
-    missing = [stage] if stage not in have else []
-    return missing + [p for p in _INGEST_CONFIGS if p not in params]
+        needed = ("retrieve_config", "policy", "llm")
+    else:
+        missing = [] if stage in have else [f"{stage} step"]  # its input is the one that step recorded
+        needed = _INGEST_CONFIGS
+    return missing + [f"{p} parameter" for p in needed if p not in params]
 
 
 def replayable_from(record: RunRecord) -> list[str]:
@@ -143,13 +144,19 @@ def _replay_ingest(store_root: str, record: RunRecord, stage: str, overrides: di
         "embed": st.get(params["embed_config"], EmbedConfig),
     }
     embedder = params.get("embedder", "minilm")
-    # Steps are recorded per file in order: split them at each "source" step.
+    # The configs go into the replay's record too, so a replay of this replay finds them.
+    recorder.parameters = tuple(sorted({**dict(recorder.parameters), "from": stage, "embedder": embedder,
+                                        **{k: params[k] for k in _INGEST_CONFIGS}}.items()))
+    # Steps are recorded per file in pipeline order ("source" first; a replay's from its first stage on):
+    # a file's chain ends where the next step is not a later stage.
+    order = ("source", *INGEST_STAGES)
     chains: list[list[RunStep]] = []
     for step in record.steps:
-        if step.stage == "source":
+        if step.stage not in order:
+            continue
+        if not chains or order.index(step.stage) <= order.index(chains[-1][-1].stage):
             chains.append([])
-        if chains:
-            chains[-1].append(step)
+        chains[-1].append(step)
     outputs: list[ArtifactRef] = []
     first = INGEST_STAGES.index(stage)
     for chain in chains:

@@ -98,7 +98,7 @@ def test_replaying_a_replay_from_a_stage_it_did_not_store_is_a_one_line_error(an
     root, answer, _ = answered
     replay = replay_flow(run_id=answer.run_id, from_stage="generate", store=str(root))
     err = _cli_error(capsys, ["--store", str(root), "replay", replay.run_id, "--from", "validate"])
-    assert err.startswith(f"citebound: run {replay.run_id} (a replay of {answer.run_id}) has no stored context")
+    assert err.startswith(f"citebound: run {replay.run_id} (a replay of {answer.run_id}) has no stored context output")
     assert "it has stored outputs of: request, generate, validate" in err
     assert f"replay {answer.run_id} itself" in err
     assert ArtifactStore(root).list_runs()[-1].run_id == replay.run_id  # nothing ran, no new run record
@@ -111,7 +111,7 @@ def test_replaying_a_refused_run_past_its_refusal_is_a_one_line_error(answered, 
     record = ArtifactStore(root).get_run(refused.run_id)
     assert "generate" not in {s.stage for s in record.steps}
     err = _cli_error(capsys, ["--store", str(root), "replay", refused.run_id, "--from", "validate"])
-    assert f"run {refused.run_id} has no stored generate to replay validate from" in err
+    assert f"run {refused.run_id} has no stored generate output to replay validate from" in err
     assert "it has stored outputs of: request, retrieve, context, precheck" in err
     assert "replay it from retrieve or context or precheck or generate" in err
 
@@ -121,3 +121,13 @@ def test_replaying_an_unknown_run_or_stage_is_a_one_line_error(answered, capsys)
     assert "no run 'no-such-run'" in _cli_error(capsys, ["--store", str(root), "replay", "no-such-run"])
     err = _cli_error(capsys, ["--store", str(root), "replay", answer.run_id, "--from", "chunk"])
     assert "answer runs replay from one of retrieve, context, precheck, generate, validate, not 'chunk'" in err
+
+
+def test_an_ingest_replay_can_itself_be_replayed_and_reaches_the_same_artifacts(answered):
+    root, _, ingest = answered
+    st = ArtifactStore(root)
+    original = {s.stage: s.output for s in st.get_run(ingest.run_id).steps}
+    first = replay_flow(run_id=ingest.run_id, from_stage="clean", store=str(root))
+    second = replay_flow(run_id=first.run_id, from_stage="chunk", store=str(root))
+    assert [s.stage for s in second.steps] == ["chunk", "flag", "embed"]
+    assert all(step.output == original[step.stage] for step in second.steps)
