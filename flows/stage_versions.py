@@ -77,7 +77,9 @@ _ALSO_DEPENDS = {
     "bm25s": ("PyStemmer", "scipy"),
 }
 # Import name -> distribution, where they differ and the lookup by name fails.
-_DISTRIBUTION_ALIASES = {"faiss": "faiss-cpu", "fitz": "pymupdf", "Stemmer": "PyStemmer", "yaml": "PyYAML"}
+_DISTRIBUTION_ALIASES = {
+    "faiss": "faiss-cpu", "fitz": "pymupdf", "PIL": "pillow", "Stemmer": "PyStemmer", "yaml": "PyYAML", "cv2": "opencv-python",
+}
 
 
 @dataclass(frozen=True)
@@ -100,18 +102,12 @@ def _module_file(root: Path, module: str) -> Path | None:
     return None
 
 
-def _strip_docstrings(tree: ast.AST) -> ast.AST:
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
-            body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-                    and isinstance(body[0].value.value, str):
-                node.body = body[1:] or [ast.Pass()]
-    return tree
+_BODIES = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
 
 
-def _imported_names(tree: ast.AST, module: str, is_package: bool) -> list[tuple[str, tuple[str, ...]]]:
-    """(imported module, names taken from it) for every import statement, relative ones resolved."""
+def _imports_and_strip_docstrings(tree: ast.AST, module: str, is_package: bool) -> list[tuple[str, tuple[str, ...]]]:
+    """(imported module, names taken from it) for every import statement, relative ones resolved; removes
+    docstrings from ``tree`` on the way (one walk: this runs over every module a stage reaches)."""
     found: list[tuple[str, tuple[str, ...]]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -123,6 +119,11 @@ def _imported_names(tree: ast.AST, module: str, is_package: bool) -> list[tuple[
                 package = package[: len(package) - (node.level - 1)]
                 base = ".".join([*package, base] if base else package)
             found.append((base, tuple(alias.name for alias in node.names)))
+        elif isinstance(node, _BODIES):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                    and isinstance(body[0].value.value, str):
+                node.body = body[1:] or [ast.Pass()]
     return found
 
 
@@ -135,7 +136,7 @@ def _module_info(root: Path, module: str) -> tuple[str, tuple[str, ...], tuple[s
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     project: set[str] = set()
     external: set[str] = set()
-    for base, names in _imported_names(tree, module, path.name == "__init__.py"):
+    for base, names in _imports_and_strip_docstrings(tree, module, path.name == "__init__.py"):
         top = base.split(".")[0]
         if top in PROJECT_PACKAGES:
             # `from stages import validate` imports a module; `from stages.validate import X` an attribute.
@@ -145,7 +146,7 @@ def _module_info(root: Path, module: str) -> tuple[str, tuple[str, ...], tuple[s
             external.add(top)
         elif top == "unicodedata":
             external.add(top)  # stdlib, but its Unicode tables change with the Python build
-    code = hashlib.sha256(ast.dump(_strip_docstrings(tree)).encode()).hexdigest()
+    code = hashlib.sha256(ast.dump(tree).encode()).hexdigest()
     return code, tuple(sorted(project - {module})), tuple(sorted(external))
 
 
