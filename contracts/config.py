@@ -91,6 +91,10 @@ class RetrieveConfig(Contract):
     """Weight of the dense z-score against BM25's (1.0) in long-query score fusion; 1.0 = equal, untuned."""
     resolve_section_refs: bool = True
     """Rank the chunks of sections named in the query ("IPC 420", "Article 21") first."""
+    rerank: bool = True
+    """Hybrid questions: reorder the head of the fused list by ``stages.rerank`` (the provision that covers the
+    question's qualifiers) and take its probability as the confidence; off: plain fusion and retrieve.v4
+    confidence."""
 
 
 class ProjectSettings(Contract):

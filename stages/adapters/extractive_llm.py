@@ -56,6 +56,8 @@ __all__ = [
     "sections_named",
     "section_of_id",
     "defined_terms",
+    "provision_labels",
+    "MAX_PROVISIONS",
 ]
 
 CHAR_BUDGET = 600
@@ -90,6 +92,8 @@ class ParsedPrompt:
     related_terms: str = ""
     chunks: list[tuple[str, str]] = field(default_factory=list)
     """(semantic_id, original-line text joined by spaces), citable chunks only."""
+    first_lines: dict[str, str] = field(default_factory=dict)
+    """semantic_id -> the chunk's first line (where a provision's number and title stand)."""
 
 
 def _field(prompt: str, name: str) -> str | None:
@@ -118,6 +122,8 @@ def parse_grounded_prompt(prompt: str) -> ParsedPrompt:
     for line in prompt[begin.end() : end].splitlines():
         if line.startswith(data_prefix):
             if current_id is not None:
+                if not lines:
+                    parsed.first_lines.setdefault(current_id, line[len(data_prefix) :])
                 lines.append(line[len(data_prefix) :])
             continue
         header = _HEADER.match(line)
@@ -404,6 +410,81 @@ def _legible(quote: str) -> bool:
     return letters / len(visible) >= _MIN_LETTER_SHARE and wordlike / len(tokens) >= _MIN_WORD_TOKEN_SHARE
 
 
+MAX_PROVISIONS = 3
+"""Close provisions shown side by side in one answer, at most."""
+
+# "Section 324. Voluntarily causing hurt by dangerous weapons or means" (records) or "324. Voluntarily causing
+# hurt ....—Whoever" (statute PDFs): a provision's number and title at the head of its chunk.
+_TITLE_LINE = re.compile(r"^\s*(?:Section\s+)?(\d{1,4}[A-Z]{0,3})\.\s+([^\n]+?)(?:\.?\s*[—–]|\n|$)")
+
+
+def _title_of(text: str) -> str | None:
+    match = _TITLE_LINE.match(text)
+    if match is None or len(match.group(2).split()) > 20:
+        return None
+    return match.group(2).strip().rstrip(" .;:,")
+
+
+# Title words that frame a provision rather than state its condition ("Punishment for ...").
+_TITLE_FRAME = frozenset("punishment penalty for of the a an or and by to in with on as etc".split())
+
+
+def provision_labels(source_ids: list[str], texts: dict[str, str]) -> dict[str, str] | None:
+    """When an answer quotes two or more provisions (``texts``: each chunk's first line, or its text), the label
+    each is shown with: its section, its title and
+    the words of its title that no other quoted provision's title has (the condition that separates it):
+    ``Section 324 (Voluntarily causing hurt by dangerous weapons or means), if by dangerous weapons or means``.
+    Only the first ``MAX_PROVISIONS`` provisions keep a label (the others are dropped from the answer); None
+    when the answer quotes a single provision. Every word of a label comes from its own chunk, so a labelled
+    sentence is still supported by the chunk it cites.
+
+    >>> texts = {"IPC_323_0": "Section 323. Punishment for voluntarily causing hurt\\nWhoever ...",
+    ...          "IPC_324_0": "Section 324. Voluntarily causing hurt by dangerous weapons or means\\nWhoever ..."}
+    >>> provision_labels(["IPC_324_0", "IPC_323_0"], texts)["IPC_324_0"]
+    'Section 324 (Voluntarily causing hurt by dangerous weapons or means), if by dangerous weapons or means'
+    >>> provision_labels(["IPC_324_0", "IPC_323_0"], texts)["IPC_323_0"]
+    'Section 323 (Punishment for voluntarily causing hurt)'
+    """
+    sections: dict[tuple[str, str], list[str]] = {}
+    for source_id in source_ids:
+        key = section_of_id(source_id)
+        if key is not None:
+            sections.setdefault(key, []).append(source_id)
+    if len(sections) < 2:
+        return None
+    kept = list(sections)[:MAX_PROVISIONS]
+    titles = {key: _title_of(texts.get(sections[key][0], "")) for key in kept}
+    labels: dict[str, str] = {}
+    for key in kept:
+        title = titles[key]
+        label = f"Section {key[1]}" + (f" ({title})" if title else "")
+        if title:
+            others = {w.lower() for k, t in titles.items() if k != key and t for w in re.findall(r"[A-Za-z]+", t)}
+            words = title.split()
+            bare = [re.sub(r"[^A-Za-z]", "", w).lower() for w in words]
+            flags = [w not in others and w not in _TITLE_FRAME for w in bare]
+            if any(flags):
+                # From the first distinguishing word (with its preposition) to the title's end: "by dangerous
+                # weapons or means", "for ten or more days".
+                first = flags.index(True)
+                if first > 0 and bare[first - 1] in {"by", "of", "to", "for", "in", "with", "after", "on"}:
+                    first -= 1
+                label += ", if " + " ".join(words[first:]).rstrip(" .;:,")
+        for source_id in sections[key]:
+            labels[source_id] = label
+    return labels
+
+
+def _first_of_source(chosen: list) -> list[bool]:
+    seen: set[tuple[str, str] | str] = set()
+    out = []
+    for candidate in chosen:
+        key = section_of_id(candidate.source_id) or candidate.source_id
+        out.append(key not in seen)
+        seen.add(key)
+    return out
+
+
 def _as_quote(sentence: str) -> str:
     # Brackets inside a document would read as citations in the answer.
     return sentence.replace("[", "(").replace("]", ")").rstrip(" .;:,—–-")
@@ -436,7 +517,7 @@ class ExtractiveLLM:
     ``char_budget`` is the answer's target length in quoted characters.
     """
 
-    model = "extractive-overlap.v6"
+    model = "extractive-overlap.v7"
 
     def __init__(self, max_sentences: int | None = None, char_budget: int = CHAR_BUDGET) -> None:
         self._max_sentences = max_sentences
@@ -458,7 +539,13 @@ class ExtractiveLLM:
         if not candidates:
             return parsed.refusal
         limit = self._max_sentences or parsed.max_sentences
-        return "\n".join(f"{c.quote} [{c.source_id}]." for c in self._select(candidates, limit))
+        chosen = self._select(candidates, limit)
+        labels = provision_labels([c.source_id for c in chosen], parsed.first_lines)
+        chosen = [c for c in chosen if labels is None or c.source_id in labels]
+        return "\n".join(
+            f"{labels[c.source_id] + ': ' if labels and first else ''}{c.quote} [{c.source_id}]."
+            for c, first in zip(chosen, _first_of_source(chosen), strict=True)
+        )
 
     def _candidates(self, parsed: ParsedPrompt, chunks: list[tuple[str, str]], query_terms: frozenset[str]) -> list[_Candidate]:
         expansion_terms = content_words(parsed.related_terms) - QUESTION_WORDS - query_terms
