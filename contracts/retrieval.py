@@ -72,7 +72,8 @@ class RetrievedItem(Contract):
     confidence: float = Field(ge=0.0, le=1.0)
     rank: int = Field(ge=1)
     metadata: ResultMetadata
-    matched_by: tuple[Literal["dense", "bm25", "section_ref"], ...] = ()
+    matched_by: tuple[Literal["dense", "bm25", "section_ref", "rerank"], ...] = ()
+    """The rankings that found it; "rerank": its place and confidence come from ``stages.rerank``."""
 
 
 class RetrievalResult(Contract):

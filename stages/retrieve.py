@@ -64,7 +64,7 @@ from stages.index import SearchFilter, SearchIndex
 from stages.lexical import tokenize
 from stages.ports import Embedder
 from stages.query_analysis import DOC_CODE_ALIASES, analyze_query, canonical_doc_code
-from stages.rerank import RERANK_POOL, WordVectors, candidate_features, content_terms, probability
+from stages.rerank import RERANK_POOL, WordVectors, candidate_features, content_terms, rerank
 
 __all__ = ["retrieve", "confidence_of", "resolve_doc_codes", "REF_CONFIDENCE"]
 
@@ -337,7 +337,7 @@ def retrieve(
         pool = [s for s in ordered[: max(RERANK_POOL, cfg.top_k)] if s not in ref_set]
         pool_cosines = index.vectors_of(pool) @ query_vector if pool else np.zeros(0, dtype=np.float32)
         features = rerank_features(query, analysis, index, embedder, pool, pool_cosines, method_firsts)
-        reranked = {slot: probability(f) for slot, f in zip(pool, features, strict=True)}
+        reranked = dict(zip(pool, rerank(features), strict=True))
         head = [s for s in ordered if s in ref_set]
         pool_sorted = sorted(pool, key=lambda s: (-reranked[s], pool.index(s)))
         rest = [s for s in ordered if s not in ref_set and s not in reranked]
@@ -362,7 +362,8 @@ def retrieve(
         coverage = len(keywords & set(tokenize(chunk.text))) / len(keywords) if keywords else 0.0
         matched_by = tuple(
             name
-            for name, hit in (("dense", slot in dense_rank), ("bm25", slot in bm25_rank), ("section_ref", slot in ref_set))
+            for name, hit in (("dense", slot in dense_rank), ("bm25", slot in bm25_rank), ("section_ref", slot in ref_set),
+                              ("rerank", slot in reranked))
             if hit
         )
         items.append(

@@ -415,12 +415,12 @@ MAX_PROVISIONS = 3
 
 # "Section 324. Voluntarily causing hurt by dangerous weapons or means" (records) or "324. Voluntarily causing
 # hurt ....—Whoever" (statute PDFs): a provision's number and title at the head of its chunk.
-_TITLE_LINE = re.compile(r"^\s*(?:Section\s+)?(\d{1,4}[A-Z]{0,3})\.\s+([^\n]+?)(?:\.?\s*[—–]|\n|$)")
+_TITLE_LINE = re.compile(r"^\s*(?:Section\s+)?(\d{1,4}[A-Z]{0,3})\.\s+([^\n]+?)(?:\.?\s*[—–]|\.\s+(?=[A-Z])|\n|$)")
 
 
-def _title_of(text: str) -> str | None:
+def _title_of(text: str, section: str) -> str | None:
     match = _TITLE_LINE.match(text)
-    if match is None or len(match.group(2).split()) > 20:
+    if match is None or match.group(1).lower() != section.lower() or len(match.group(2).split()) > 20:
         return None
     return match.group(2).strip().rstrip(" .;:,")
 
@@ -435,8 +435,9 @@ def provision_labels(source_ids: list[str], texts: dict[str, str]) -> dict[str, 
     the words of its title that no other quoted provision's title has (the condition that separates it):
     ``Section 324 (Voluntarily causing hurt by dangerous weapons or means), if by dangerous weapons or means``.
     Only the first ``MAX_PROVISIONS`` provisions keep a label (the others are dropped from the answer); None
-    when the answer quotes a single provision. Every word of a label comes from its own chunk, so a labelled
-    sentence is still supported by the chunk it cites.
+    when the answer quotes a single provision, or when a provision's chunk does not open with its number and
+    title (then nothing is labelled). Every word of a label comes from its own chunk, so a labelled sentence is
+    still supported by the chunk it cites.
 
     >>> texts = {"IPC_323_0": "Section 323. Punishment for voluntarily causing hurt\\nWhoever ...",
     ...          "IPC_324_0": "Section 324. Voluntarily causing hurt by dangerous weapons or means\\nWhoever ..."}
@@ -453,11 +454,13 @@ def provision_labels(source_ids: list[str], texts: dict[str, str]) -> dict[str, 
     if len(sections) < 2:
         return None
     kept = list(sections)[:MAX_PROVISIONS]
-    titles = {key: _title_of(texts.get(sections[key][0], "")) for key in kept}
+    titles = {key: _title_of(texts.get(sections[key][0], ""), key[1]) for key in kept}
+    if not all(titles.values()):
+        return None  # a label must come from its own chunk: every provision must open with its number and title
     labels: dict[str, str] = {}
     for key in kept:
         title = titles[key]
-        label = f"Section {key[1]}" + (f" ({title})" if title else "")
+        label = f"Section {key[1]} ({title})"
         if title:
             others = {w.lower() for k, t in titles.items() if k != key and t for w in re.findall(r"[A-Za-z]+", t)}
             words = title.split()

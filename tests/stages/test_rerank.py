@@ -8,7 +8,7 @@ import json
 import pytest
 
 from contracts import IndexConfig, RetrieveConfig
-from stages.rerank import WordVectors, candidate_features, content_terms, probability
+from stages.rerank import WordVectors, candidate_features, content_terms, rerank
 from stages.retrieve import retrieve
 from tests.fakes import HashEmbedder
 from tests.stages.test_index import make_chunk
@@ -29,15 +29,15 @@ def test_a_title_that_covers_the_question_fits_better_and_leaves_less_unasked():
                          "Whoever habitually commits house-breaking by night ...", vectors)
     assert at_night.title_fit > plain.title_fit
     assert habitual.unasked > at_night.unasked  # "habitually", "weapons": qualifiers nobody asked about
-    assert probability(at_night) > probability(plain)
-    assert probability(at_night) > probability(habitual)
+    confidence = dict(zip(("at_night", "plain", "habitual"), rerank([at_night, plain, habitual]), strict=True))
+    assert confidence["at_night"] > confidence["plain"] and confidence["at_night"] > confidence["habitual"]
 
 
 def test_frame_words_are_not_content():
     assert content_terms("What is the punishment for the offence of theft under this section 379?") == ("theft",)
 
 
-def test_reranked_results_are_ordered_by_probability_which_is_their_confidence():
+def test_reranked_results_are_ordered_by_their_rerank_confidence():
     from stages.query_analysis import analyze_query
     from stages.retrieve import rerank_features
     from tests.stages.test_index import build
@@ -58,7 +58,7 @@ def test_reranked_results_are_ordered_by_probability_which_is_their_confidence()
                                       project_id="p1").results[0].metadata.chunk_id] for m in ("dense", "bm25")]
     features = rerank_features(query, analyze_query(query), index, embedder, slots,
                                index.vectors_of(slots) @ embedder.embed([query])[0], firsts)
-    expected = {item.source_id: probability(f) for item, f in zip(plain.results, features, strict=True)}
+    expected = {item.source_id: c for item, c in zip(plain.results, rerank(features), strict=True)}
     got = {item.source_id: item.confidence for item in reranked.results}
     assert got == pytest.approx(expected, abs=1e-9)
     assert [i.source_id for i in reranked.results] == sorted(expected, key=lambda sid: -expected[sid])
