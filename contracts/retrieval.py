@@ -100,3 +100,6 @@ class ContextPack(Contract):
     confidence: float = Field(ge=0.0, le=1.0)
     quarantined: tuple[str, ...] = ()
     """Semantic ids retrieved but held back (e.g. injection suspected): never citable."""
+    side_by_side: tuple[str, ...] = ()
+    """Semantic ids of close provisions (``stages.context``): no single one is the answer, so the answer shows
+    each, with the condition that separates it. Empty when one provision stands out."""

@@ -113,6 +113,7 @@ def build_context_pack(result: RetrievalResult, cfg: RetrieveConfig, policy: Gen
         chunks=chunks,
         confidence=_pack_confidence([item for item, _ in taken], close is not None),
         quarantined=tuple(quarantined),
+        side_by_side=tuple(c.semantic_id for c in chunks) if close is not None else (),
     )
 
 

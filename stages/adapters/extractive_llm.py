@@ -92,6 +92,8 @@ class ParsedPrompt:
     related_terms: str = ""
     chunks: list[tuple[str, str]] = field(default_factory=list)
     """(semantic_id, original-line text joined by spaces), citable chunks only."""
+    side_by_side: tuple[str, ...] = ()
+    """Close provisions to show each of (the prompt's CLOSE PROVISIONS line)."""
     first_lines: dict[str, str] = field(default_factory=dict)
     """semantic_id -> the chunk's first line (where a provision's number and title stand)."""
 
@@ -139,6 +141,8 @@ def parse_grounded_prompt(prompt: str) -> ParsedPrompt:
     parsed.question = _field(tail, "QUESTION") or ""
     parsed.intent = _field(tail, "QUESTION TYPE") or "general"
     parsed.related_terms = _field(tail, "RELATED TERMS") or ""
+    close = re.search(r"^CLOSE PROVISIONS[^:]*: ?(.*)$", tail, re.M)
+    parsed.side_by_side = tuple(i.strip() for i in close.group(1).split(",") if i.strip()) if close else ()
     return parsed
 
 
@@ -478,6 +482,14 @@ def provision_labels(source_ids: list[str], texts: dict[str, str]) -> dict[str, 
     return labels
 
 
+def _without_title(quote: str, label: str) -> str:
+    """The quote without the provision title its label already shows (a record's title line runs into its
+    first sentence: "Punishment for wrongful confinement Whoever ...")."""
+    title = label[label.find("(") + 1 : label.find(")")] if "(" in label else ""
+    rest = quote[len(title) :].lstrip(" .—–-") if title and quote.startswith(title) else quote
+    return rest if len(rest.split()) >= _MIN_CONTENT_WORDS else quote
+
+
 def _first_of_source(chosen: list) -> list[bool]:
     seen: set[tuple[str, str] | str] = set()
     out = []
@@ -543,10 +555,15 @@ class ExtractiveLLM:
             return parsed.refusal
         limit = self._max_sentences or parsed.max_sentences
         chosen = self._select(candidates, limit)
+        if parsed.side_by_side and not named_sections:
+            # Close provisions (stages.context): each gets its best unit, so none is dropped silently; they
+            # are labelled with the conditions that separate them below.
+            chosen = self._one_per_provision([c for c in candidates if c.source_id in parsed.side_by_side], chosen)
         labels = provision_labels([c.source_id for c in chosen], parsed.first_lines)
         chosen = [c for c in chosen if labels is None or c.source_id in labels]
         return "\n".join(
-            f"{labels[c.source_id] + ': ' if labels and first else ''}{c.quote} [{c.source_id}]."
+            f"{labels[c.source_id] + ': ' if labels and first else ''}"
+            f"{_without_title(c.quote, labels[c.source_id]) if labels else c.quote} [{c.source_id}]."
             for c, first in zip(chosen, _first_of_source(chosen), strict=True)
         )
 
@@ -615,6 +632,18 @@ class ExtractiveLLM:
                 candidates.append(_Candidate(secondary, score, len(candidates), source_id, quote, defines, weight,
                                              bool(defined), topical))
         return candidates
+
+    def _one_per_provision(self, candidates: list[_Candidate], chosen: list[_Candidate]) -> list[_Candidate]:
+        quoted = {section_of_id(c.source_id) for c in chosen}
+        best = chosen[0]
+        ranked = sorted(candidates, key=lambda c: (c.secondary, -c.score * c.rank_weight, c.order))
+        for candidate in ranked:
+            key = section_of_id(candidate.source_id)
+            if key in quoted or candidate.secondary or (best.topical and not candidate.topical):
+                continue
+            chosen.append(candidate)
+            quoted.add(key)
+        return chosen
 
     def _select(self, candidates: list[_Candidate], limit: int) -> list[_Candidate]:
         ranked = sorted(candidates, key=lambda c: (c.secondary, -c.score * c.rank_weight, c.order))

@@ -20,24 +20,26 @@ IPC_344 = ("Section 344. Wrongful confinement for ten or more days\nWhoever wron
            "to three years, and shall also be liable to fine.")
 
 
-def _pack(question: str, texts: dict[str, str]):  # noqa: ANN202
+def _pack(question: str, texts: dict[str, str], side_by_side: bool = False):  # noqa: ANN202
     chunks = [make_chunk(sid, text, section_id=sid.split("_")[1]) for sid, text in texts.items()]
-    return make_pack(question, chunks, intent="punishment", keywords=("wrongfulli", "confin", "peopl", "day"),
+    pack = make_pack(question, chunks, intent="punishment", keywords=("wrongfulli", "confin", "peopl", "day"),
                      expansions=("imprisonment",))
+    # As stages.context marks a pack of close provisions.
+    return pack.model_copy(update={"side_by_side": tuple(texts)}) if side_by_side else pack
 
 
 def test_two_close_provisions_are_both_cited_each_with_its_separating_condition():
     pack = _pack("what is the punishment for wrongfully confining people for days?",
-                 {"IPC_344_0": IPC_344, "IPC_343_0": IPC_343})
+                 {"IPC_344_0": IPC_344, "IPC_343_0": IPC_343}, side_by_side=True)
     answer = answer_with(pack, ExtractiveLLM(), GenerationPolicy())
     assert answer.status == "success", answer.reason
     cited = {c.source_id for c in answer.citations}
     assert cited == {"IPC_344_0", "IPC_343_0"}
     lines = answer.answer.splitlines()
     # Each provision's first sentence names its section and the words of its title the other lacks.
-    assert any(line.startswith("Section 344 (Wrongful confinement for ten or more days), if for ten or more days:") and
+    assert any(line.startswith("Section 344 (Wrongful confinement for ten or more days), if for ten or more days: Whoever") and
                line.rstrip(".").endswith("[IPC_344_0]") for line in lines), lines
-    assert any(line.startswith("Section 343 (Wrongful confinement for three or more days), if for three or more days:") and
+    assert any(line.startswith("Section 343 (Wrongful confinement for three or more days), if for three or more days: Whoever") and
                line.rstrip(".").endswith("[IPC_343_0]") for line in lines), lines
 
 
@@ -58,3 +60,17 @@ def test_labels_stop_at_three_provisions_and_a_general_provision_gets_no_conditi
     assert labels["IPC_342_0"] == "Section 342 (Punishment for wrongful confinement)"
     assert labels["IPC_344_0"].endswith(", if for ten or more days")
     assert provision_labels(["IPC_344_0", "IPC_344_1"], texts) is None  # one provision, two chunks
+
+
+def test_a_close_provision_the_word_score_alone_would_drop_is_still_shown():
+    # s. 342 says nothing about days: by word score alone its clause stays out of the answer; marked close,
+    # it is shown with its own label (and no condition: its title has no words the others lack).
+    texts = {"IPC_344_0": IPC_344, "IPC_342_0": IPC_342}
+    question = "punishment for confinement lasting ten days or more"
+    plain = answer_with(_pack(question, texts), ExtractiveLLM(), GenerationPolicy())
+    assert {c.source_id for c in plain.citations} == {"IPC_344_0"}  # the precondition
+    close = answer_with(_pack(question, texts, side_by_side=True), ExtractiveLLM(), GenerationPolicy())
+    assert close.status == "success", close.reason
+    assert {c.source_id for c in close.citations} == {"IPC_344_0", "IPC_342_0"}
+    assert any(line.startswith("Section 342 (Punishment for wrongful confinement): Whoever")
+               for line in close.answer.splitlines()), close.answer
