@@ -468,8 +468,9 @@ def provision_labels(source_ids: list[str], texts: dict[str, str]) -> dict[str, 
         if title:
             others = {w.lower() for k, t in titles.items() if k != key and t for w in re.findall(r"[A-Za-z]+", t)}
             words = title.split()
-            bare = [re.sub(r"[^A-Za-z]", "", w).lower() for w in words]
-            flags = [w not in others and w not in _TITLE_FRAME for w in bare]
+            parts = [[p.lower() for p in re.findall(r"[A-Za-z]+", w)] for w in words]
+            bare = [" ".join(p) for p in parts]
+            flags = [any(p not in others and p not in _TITLE_FRAME for p in ps) for ps in parts]
             if any(flags):
                 # From the first distinguishing word (with its preposition) to the title's end: "by dangerous
                 # weapons or means", "for ten or more days".

@@ -76,7 +76,7 @@ def test_rrf_ranks_agreement_of_both_methods_first(embedder):
               make_chunk("alpha alpha alpha alpha alpha zeta", section="2"),  # BM25 only
               make_chunk("unrelated words entirely here", section="3")]
     index = build(chunks, embedder)
-    cfg = RetrieveConfig(dense_weight=1.0, bm25_weight=1.0, intent_weight=0.0, act_weight=0.0)
+    cfg = RetrieveConfig(dense_weight=1.0, bm25_weight=1.0, intent_weight=0.0, act_weight=0.0, rerank=False)  # plain RRF
     result = retrieve("alpha beta gamma delta", index, embedder, cfg, tenant_id="t1", project_id="p1")
     assert ids(result)[0] == "IPC_1_0"
     assert set(result.results[0].matched_by) == {"dense", "bm25"}
