@@ -90,6 +90,7 @@ def main() -> None:
                         help="comma-separated set names to run (dev, held, held2..held8, NCERT, off-topic); default all")
     parser.add_argument("--show", action="store_true", help="print each wrong or refused question (not for --judge sets "
                         "while tuning)")
+    parser.add_argument("--rerank", action="store_true", help="RetrieveConfig(rerank=True): the provision rerank")
     parser.add_argument("--judge", action="store_true",
                         help="also run the held-out judge set(s) (held9): only once the code is frozen")
     args = parser.parse_args()
@@ -100,7 +101,7 @@ def main() -> None:
     embedder.inner.warm_up()
     index = build_index(act_chunks(), embedder.inner)
     ncert_index = build_index(ingested_chunks({SHARED / "ncert-textbook-pdfs" / "jemh105.pdf": None}), embedder.inner)
-    cfg, llm = RetrieveConfig(), ExtractiveLLM()
+    cfg, llm = RetrieveConfig(rerank=args.rerank), ExtractiveLLM()
     sets = {"dev": (index, [(q, g) for qid, q, g in ipc_queries("dev") if not qid.startswith("ipc-r")]),
             "held": (index, [(q, g) for _, q, g in ipc_queries("heldout")])}
     sets |= {tag: (index, [(q, g) for _, q, g in ipc_queries(split)]) for tag, split in FRESH_SPLITS.items()}

@@ -504,7 +504,7 @@ def main() -> None:
             f"IPC-{tag}": (acts_index, ipc_queries(split)) for tag, split in FRESH_SPLITS.items() if tag != "held8"}
         ncert = build_index(ingested_chunks({SHARED / "ncert-textbook-pdfs" / "jemh105.pdf": None}), real)
         fit_rerank(fit_sets, {"NCERT": (ncert, ncert_queries())},
-                   embedder, RetrieveConfig(), args.negatives)
+                   embedder, RetrieveConfig(rerank=True), args.negatives)
         return
     ipc_index = build_index([c for c in all_acts if c.provenance.doc_code == "IPC"], real)
     sets = {

@@ -52,7 +52,7 @@ def test_reranked_results_are_ordered_by_their_rerank_confidence():
                   embedder)
     query = "punishment for causing hurt with a cutting instrument"
     plain = retrieve(query, index, embedder, RetrieveConfig(top_k=4, rerank=False), tenant_id="t1", project_id="p1")
-    reranked = retrieve(query, index, embedder, RetrieveConfig(top_k=4), tenant_id="t1", project_id="p1")
+    reranked = retrieve(query, index, embedder, RetrieveConfig(top_k=4, rerank=True), tenant_id="t1", project_id="p1")
     slots = [index._slot_of[i.metadata.chunk_id] for i in plain.results]
     firsts = [index._slot_of[retrieve(query, index, embedder, RetrieveConfig(mode=m, top_k=1), tenant_id="t1",
                                       project_id="p1").results[0].metadata.chunk_id] for m in ("dense", "bm25")]
@@ -92,16 +92,12 @@ def neighbour_index(real_embedder, shared_data):
                              model_revision=real_embedder.model_revision, cfg=IndexConfig())
 
 
-def _first(index, embedder, query: str, rerank: bool) -> str:  # noqa: ANN001
-    result = retrieve(query, index, embedder, RetrieveConfig(rerank=rerank), tenant_id="t1", project_id="p1")
-    return result.results[0].metadata.section_id
-
-
 @pytest.mark.integration
 @pytest.mark.parametrize(
     ("query", "section"),
     [
-        # "stabbing someone and injuring him" puts s.323 and s.324 side by side (the test below), not first.
+        # Plain fusion ranks these first too (measured): the rerank keeps them first. "stabbing someone and
+        # injuring him" puts s.323 and s.324 side by side (the test below); neither ranking puts s.324 first.
         ("what is the punishment for shooting at someone and wounding him?", "324"),
         ("punishment for keeping a person confined for twelve days", "344"),
         ("what is the punishment for breaking into a house after dark?", "456"),
@@ -110,7 +106,8 @@ def _first(index, embedder, query: str, rerank: bool) -> str:  # noqa: ANN001
 )
 def test_real_model_rerank_prefers_the_provision_that_covers_the_qualifier(neighbour_index, real_embedder, query,
                                                                             section):
-    result = retrieve(query, neighbour_index, real_embedder, RetrieveConfig(), tenant_id="t1", project_id="p1")
+    result = retrieve(query, neighbour_index, real_embedder, RetrieveConfig(rerank=True), tenant_id="t1",
+                      project_id="p1")
     assert result.results[0].metadata.section_id == section
     assert "rerank" in result.results[0].matched_by
 
@@ -123,8 +120,9 @@ def test_real_model_close_neighbours_are_packed_side_by_side_and_both_answered(n
     from tests.packs import answer_with
 
     query = "what is the punishment for stabbing someone and injuring him?"
-    result = retrieve(query, neighbour_index, real_embedder, RetrieveConfig(), tenant_id="t1", project_id="p1")
-    pack = build_context_pack(result, RetrieveConfig(), GenerationPolicy())
+    cfg = RetrieveConfig(rerank=True)
+    result = retrieve(query, neighbour_index, real_embedder, cfg, tenant_id="t1", project_id="p1")
+    pack = build_context_pack(result, cfg, GenerationPolicy())
     assert set(pack.side_by_side) == {"IPC_324_0", "IPC_323_0"}  # hurt by weapons, and plain hurt: close
     assert pack.confidence == pytest.approx(sum(i.confidence for i in result.results[:2]))
     answer = answer_with(pack, ExtractiveLLM(), GenerationPolicy())
@@ -132,3 +130,14 @@ def test_real_model_close_neighbours_are_packed_side_by_side_and_both_answered(n
     assert {c.source_id for c in answer.citations} == {"IPC_324_0", "IPC_323_0"}
     assert "Section 324 (Voluntarily causing hurt by dangerous weapons or means), if by dangerous weapons or means: "\
         in answer.answer
+
+
+@pytest.mark.integration
+def test_real_model_without_the_option_nothing_is_reranked_or_packed_side_by_side(neighbour_index, real_embedder):
+    from contracts import GenerationPolicy
+    from stages.context import build_context_pack
+
+    query = "what is the punishment for stabbing someone and injuring him?"
+    plain = retrieve(query, neighbour_index, real_embedder, RetrieveConfig(), tenant_id="t1", project_id="p1")
+    assert all("rerank" not in item.matched_by for item in plain.results)
+    assert build_context_pack(plain, RetrieveConfig(), GenerationPolicy()).side_by_side == ()
