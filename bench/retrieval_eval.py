@@ -13,6 +13,9 @@
   "heldout5" (22) to judge a thesaurus experiment (reverted) and never used to choose anything,
   "heldout6" (22) whose misses were then studied for ranking ideas (all rejected), and "heldout7" (22),
   kept unseen until the retrieve.v4 confidence fit (fitted on dev + heldout..heldout6) had been chosen.
+  Two more (25 each) were committed before their first run for the provision rerank (issue 16): "heldout8",
+  run once with the old code for a baseline and never used in a fit, and "heldout9", the held-out judge,
+  run only with ``bench/answer_eval.py --judge`` once the code was frozen.
   Together they measure what the dev figures cannot: how the tuned system does on questions it has not
   seen (about half first; see the README).
 

@@ -45,6 +45,11 @@ still answered fall from 7 to 4 of 22 while the right ones answered stay the sam
 price is on the dev questions: 11% refused at 0.3 instead of 4% (their right answers are often ones only one
 ranking put first). Off-topic questions: 98% refused at 0.3.
 
+Rerank option (``RetrieveConfig.rerank``, off by default; ``stages.rerank``): for a hybrid question the
+first ``RERANK_POOL`` fused candidates (section references excepted) are reordered by the rerank's
+confidence, which replaces the one above for them; their ``matched_by`` gains ``"rerank"`` and their scores
+are that confidence lifted above the rest's fused scores, so scores stay monotonic in rank.
+
 >>> result = retrieve("IPC 420", index, embedder, RetrieveConfig(), tenant_id="t", project_id="p")  # doctest: +SKIP
 >>> assert result.results[0].metadata.section_id in ("420", "IPC_420")  # doctest: +SKIP
 """
