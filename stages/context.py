@@ -32,14 +32,15 @@ from contracts.answer import GenerationPolicy
 from contracts.config import RetrieveConfig
 from contracts.ingest import Chunk, ChunkProvenance
 from contracts.retrieval import ContextPack, RetrievalResult, RetrievedItem
+from stages.provisions import MAX_PROVISIONS
 from stages.rerank import CLOSE_RATIO
 
 __all__ = ["build_context_pack", "approx_tokens", "INJECTION_FLAG"]
 
 STAGE_VERSION = "context.v2"
 
-MAX_CLOSE = 3
-"""Close provisions shown side by side, at most."""
+MAX_CLOSE = MAX_PROVISIONS
+"""Close provisions shown side by side, at most (as many as an answer labels)."""
 
 INJECTION_FLAG = "injection_suspected"
 

@@ -4,7 +4,8 @@ condition that separates it, and the labelled answer passes the validator."""
 from __future__ import annotations
 
 from contracts import GenerationPolicy
-from stages.adapters.extractive_llm import MAX_PROVISIONS, ExtractiveLLM, provision_labels
+from stages.adapters.extractive_llm import ExtractiveLLM
+from stages.provisions import MAX_PROVISIONS, provision_labels
 from stages.validate import extract_citations
 from tests.packs import answer_with, make_chunk, make_pack
 
