@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from retrieval_eval import (  # noqa: E402
     FRESH_SPLITS,
+    JUDGE_SPLITS,
     PROJECT,
     SHARED,
     TENANT,
@@ -85,6 +86,13 @@ def main() -> None:
     parser.add_argument("--thresholds", default="",
                         help="comma-separated min_confidence values to compare (e.g. 0.3,0.4,0.5,0.6); "
                              "default: the policy's own")
+    parser.add_argument("--sets", default="",
+                        help="comma-separated set names to run (dev, held, held2..held8, NCERT, off-topic); default all")
+    parser.add_argument("--show", action="store_true", help="print each wrong or refused question (not for --judge sets "
+                        "while tuning)")
+    parser.add_argument("--rerank", action="store_true", help="RetrieveConfig(rerank=True): the provision rerank")
+    parser.add_argument("--judge", action="store_true",
+                        help="also run the held-out judge set(s) (held9): only once the code is frozen")
     args = parser.parse_args()
 
     from stages.adapters.st_embedder import SentenceTransformersEmbedder
@@ -93,19 +101,25 @@ def main() -> None:
     embedder.inner.warm_up()
     index = build_index(act_chunks(), embedder.inner)
     ncert_index = build_index(ingested_chunks({SHARED / "ncert-textbook-pdfs" / "jemh105.pdf": None}), embedder.inner)
-    cfg, llm = RetrieveConfig(), ExtractiveLLM()
+    cfg, llm = RetrieveConfig(rerank=args.rerank), ExtractiveLLM()
     sets = {"dev": (index, [(q, g) for qid, q, g in ipc_queries("dev") if not qid.startswith("ipc-r")]),
             "held": (index, [(q, g) for _, q, g in ipc_queries("heldout")])}
     sets |= {tag: (index, [(q, g) for _, q, g in ipc_queries(split)]) for tag, split in FRESH_SPLITS.items()}
     sets["NCERT"] = (ncert_index, [(q, g) for _, q, g in ncert_queries()])
     sets["off-topic"] = (index, [(q, set()) for q in squad_questions(args.negatives)])
+    if args.sets:
+        wanted = {name.strip() for name in args.sets.split(",") if name.strip()}
+        sets = {name: value for name, value in sets.items() if name in wanted}
+    if args.judge:
+        sets |= {tag: (index, [(q, g) for _, q, g in ipc_queries(split)]) for tag, split in JUDGE_SPLITS.items()}
     thresholds = [float(t) for t in args.thresholds.split(",") if t.strip()] or [GenerationPolicy().min_confidence]
 
     started = time.perf_counter()
     for threshold in thresholds:
         policy = GenerationPolicy(min_confidence=threshold)
         print(f"\nmin_confidence = {threshold}")
-        print(f"{'set':<11}{'n':>5}{'right':>9}{'wrong':>9}{'refused':>9}{'error':>8}{'listed':>8}   refusal reasons")
+        print(f"{'set':<11}{'n':>5}{'right':>9}{'wrong':>9}{'refused':>9}{'error':>8}{'listed':>8}{'several':>9}"
+              f"{'precision':>11}   refusal reasons")
         for name, (set_index, questions) in sets.items():
             bins: collections.Counter[str] = collections.Counter()
             reasons: collections.Counter[str] = collections.Counter()
@@ -117,10 +131,16 @@ def main() -> None:
                     bins["listed"] += 1
                 if kind == "refused":
                     reasons[ans.reason_code or "?"] += 1
+                if kind == "right" and len(_sections(ans.citations)) > 1:
+                    bins["several"] += 1
+                if args.show and kind != "right" and gold:
+                    print(f"    {kind:<8} {question!r} want {sorted(gold)} cited {sorted(_sections(ans.citations))} "
+                          f"conf {ans.confidence:.2f} {ans.reason_code or ''}")
             n = len(questions)
             print(f"{name:<11}{n:>5}" + "".join(f"{bins[k] / n:>{w}.1%}" for k, w in
                                                (("right", 9), ("wrong", 9), ("refused", 9), ("error", 8),
-                                                ("listed", 8)))
+                                                ("listed", 8), ("several", 9)))
+                  + (f"{bins['right'] / answered:>11.1%}" if (answered := bins["right"] + bins["wrong"]) else f"{'-':>11}")
                   + "   " + ", ".join(f"{code} {count}" for code, count in reasons.most_common()))
     print(f"\n{len(thresholds)} threshold(s) in {time.perf_counter() - started:.1f} s; "
           "off-topic 'wrong' = answered at all; 'listed' = wrong, but the gold section is among the answer's "

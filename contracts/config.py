@@ -91,6 +91,12 @@ class RetrieveConfig(Contract):
     """Weight of the dense z-score against BM25's (1.0) in long-query score fusion; 1.0 = equal, untuned."""
     resolve_section_refs: bool = True
     """Rank the chunks of sections named in the query ("IPC 420", "Article 21") first."""
+    rerank: bool = False
+    """Hybrid questions: reorder the head of the fused list by ``stages.rerank`` (the provision that covers the
+    question's qualifiers), take its probability as the confidence and show close provisions side by side; off
+    (the default): plain fusion and the retrieve.v4 confidence. An option for statute projects
+    (``citebound settings --set rerank=true``): it was fitted on IPC questions only, and it lowers confidence on
+    other corpora (NCERT textbook, an OCR'd Minimum Wages Act): see the README."""
 
 
 class ProjectSettings(Contract):

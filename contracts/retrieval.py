@@ -72,7 +72,8 @@ class RetrievedItem(Contract):
     confidence: float = Field(ge=0.0, le=1.0)
     rank: int = Field(ge=1)
     metadata: ResultMetadata
-    matched_by: tuple[Literal["dense", "bm25", "section_ref"], ...] = ()
+    matched_by: tuple[Literal["dense", "bm25", "section_ref", "rerank"], ...] = ()
+    """The rankings that found it; "rerank": its place and confidence come from ``stages.rerank``."""
 
 
 class RetrievalResult(Contract):
@@ -99,3 +100,6 @@ class ContextPack(Contract):
     confidence: float = Field(ge=0.0, le=1.0)
     quarantined: tuple[str, ...] = ()
     """Semantic ids retrieved but held back (e.g. injection suspected): never citable."""
+    side_by_side: tuple[str, ...] = ()
+    """Semantic ids of close provisions (``stages.context``): no single one is the answer, so the answer shows
+    each, with the condition that separates it. Empty when one provision stands out."""

@@ -11,6 +11,12 @@ is those chunks as ``"[semantic_id]\\n<text>"`` blocks separated by blank lines.
 ``confidence`` is the highest confidence among its chunks (0.0 for an empty pack): the pack is as
 trustworthy as its best evidence, and the generator is told to answer from that.
 
+Close provisions (a reranked result, ``stages.rerank``): when up to two further provisions have at least
+``CLOSE_RATIO`` of the first one's confidence, no single provision is the answer. The pack then holds those
+close provisions only (at most ``MAX_CLOSE`` sections, each with all its retrieved chunks), so the answer
+shows them side by side, and its confidence is the sum of theirs: the probability that the asked provision
+is among what is shown.
+
 >>> from contracts import GenerationPolicy, QueryAnalysis, RetrieveConfig, RetrievalResult
 >>> empty = RetrievalResult(query="q", tenant_id="t", project_id="p", top_k=5, results=(), query_analysis=QueryAnalysis())
 >>> pack = build_context_pack(empty, RetrieveConfig(), GenerationPolicy())
@@ -26,10 +32,15 @@ from contracts.answer import GenerationPolicy
 from contracts.config import RetrieveConfig
 from contracts.ingest import Chunk, ChunkProvenance
 from contracts.retrieval import ContextPack, RetrievalResult, RetrievedItem
+from stages.provisions import MAX_PROVISIONS
+from stages.rerank import CLOSE_RATIO
 
 __all__ = ["build_context_pack", "approx_tokens", "INJECTION_FLAG"]
 
-STAGE_VERSION = "context.v1"
+STAGE_VERSION = "context.v2"
+
+MAX_CLOSE = MAX_PROVISIONS
+"""Close provisions shown side by side, at most (as many as an answer labels)."""
 
 INJECTION_FLAG = "injection_suspected"
 
@@ -75,7 +86,11 @@ def build_context_pack(result: RetrievalResult, cfg: RetrieveConfig, policy: Gen
     seen_texts: set[str] = set()
     seen_ids: set[str] = set()
     used_tokens = 0
-    for item in sorted(result.results, key=lambda i: i.rank):
+    items = sorted(result.results, key=lambda i: i.rank)
+    close = _close_provisions(items)
+    if close is not None:
+        items = [i for i in items if _provision(i) in close]
+    for item in items:
         if INJECTION_FLAG in item.metadata.flags and policy.quarantine_flagged:
             if item.source_id not in quarantined:
                 quarantined.append(item.source_id)
@@ -97,6 +112,33 @@ def build_context_pack(result: RetrievalResult, cfg: RetrieveConfig, policy: Gen
         context_text="\n\n".join(f"[{c.semantic_id}]\n{c.text}" for c in chunks),
         sources=tuple(c.semantic_id for c in chunks),
         chunks=chunks,
-        confidence=max((item.confidence for item, _ in taken), default=0.0),
+        confidence=_pack_confidence([item for item, _ in taken], close is not None),
         quarantined=tuple(quarantined),
+        side_by_side=tuple(c.semantic_id for c in chunks) if close is not None else (),
     )
+
+
+def _provision(item: RetrievedItem) -> tuple[str, str]:
+    return (item.metadata.doc_code, item.metadata.section_id or item.source_id)
+
+
+def _close_provisions(items: list[RetrievedItem]) -> frozenset[tuple[str, str]] | None:
+    """The provisions (doc code, section) close to the first result's, first included, or None when the first
+    stands alone (or came from a section named in the question)."""
+    if not items or "rerank" not in items[0].matched_by:
+        return None  # not reranked (a section the question names, a long fact pattern, rerank off)
+    best: dict[tuple[str, str], float] = {}
+    for item in items:
+        best.setdefault(_provision(item), item.confidence)
+    first = _provision(items[0])
+    close = [p for p, c in best.items() if p != first and c >= CLOSE_RATIO * best[first]][: MAX_CLOSE - 1]
+    return frozenset([first, *close]) if close else None
+
+
+def _pack_confidence(taken: list[RetrievedItem], side_by_side: bool) -> float:
+    if not side_by_side:
+        return max((item.confidence for item in taken), default=0.0)
+    best: dict[tuple[str, str], float] = {}
+    for item in taken:
+        best.setdefault(_provision(item), item.confidence)
+    return min(1.0, sum(best.values()))

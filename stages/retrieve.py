@@ -45,6 +45,11 @@ still answered fall from 7 to 4 of 22 while the right ones answered stay the sam
 price is on the dev questions: 11% refused at 0.3 instead of 4% (their right answers are often ones only one
 ranking put first). Off-topic questions: 98% refused at 0.3.
 
+Rerank option (``RetrieveConfig.rerank``, off by default; ``stages.rerank``): for a hybrid question the
+first ``RERANK_POOL`` fused candidates (section references excepted) are reordered by the rerank's
+confidence, which replaces the one above for them; their ``matched_by`` gains ``"rerank"`` and their scores
+are that confidence lifted above the rest's fused scores, so scores stay monotonic in rank.
+
 >>> result = retrieve("IPC 420", index, embedder, RetrieveConfig(), tenant_id="t", project_id="p")  # doctest: +SKIP
 >>> assert result.results[0].metadata.section_id in ("420", "IPC_420")  # doctest: +SKIP
 """
@@ -53,6 +58,7 @@ from __future__ import annotations
 
 import math
 import re
+import weakref
 
 import numpy as np
 
@@ -63,10 +69,11 @@ from stages.index import SearchFilter, SearchIndex
 from stages.lexical import tokenize
 from stages.ports import Embedder
 from stages.query_analysis import DOC_CODE_ALIASES, analyze_query, canonical_doc_code
+from stages.rerank import RERANK_POOL, WordVectors, candidate_features, content_terms, rerank
 
 __all__ = ["retrieve", "confidence_of", "resolve_doc_codes", "REF_CONFIDENCE"]
 
-STAGE_VERSION = "retrieve.v4"
+STAGE_VERSION = "retrieve.v5"
 
 # Fitted by bench/retrieval_eval.py --calibrate (see the module docstring).
 CONF_BIAS = -6.84
@@ -78,6 +85,34 @@ REF_CONFIDENCE = 0.95
 
 _CONSTITUTION_CODES = ("COI",)
 _NON_WORD = re.compile(r"[^a-z0-9]+")
+
+
+# Word vectors are remembered per embedder for the life of the process (a pure cache: same words, same vectors).
+_WORD_VECTORS: weakref.WeakKeyDictionary[object, WordVectors] = weakref.WeakKeyDictionary()
+
+
+def _word_vectors(embedder: Embedder) -> WordVectors:
+    try:
+        return _WORD_VECTORS.setdefault(embedder, WordVectors(embedder))
+    except TypeError:  # an embedder that cannot be weakly referenced gets a fresh cache per query
+        return WordVectors(embedder)
+
+
+def rerank_features(query: str, analysis: QueryAnalysis, index: SearchIndex, embedder: Embedder,
+                    slots: list[int], cosines: np.ndarray, firsts: list[int]) -> list:
+    """``stages.rerank`` features of each candidate slot, in the fused order given (rank = position + 1)."""
+    question_words = content_terms(query)
+    asked = tuple(dict.fromkeys([*question_words, *content_terms(" ".join(analysis.expansions))]))
+    keywords = set(analysis.keywords)
+    vectors = _word_vectors(embedder)
+    out = []
+    for rank, (slot, cosine) in enumerate(zip(slots, cosines, strict=True), start=1):
+        chunk = index.chunk_at(slot)
+        coverage = len(keywords & set(tokenize(chunk.text))) / len(keywords) if keywords else 0.0
+        out.append(candidate_features(question_words, asked, chunk.provenance.section_title, chunk.text,
+                                      cosine=float(cosine), coverage=coverage, firsts=firsts.count(slot),
+                                      fused_rank=rank, vectors=vectors))
+    return out
 
 
 def confidence_of(cosine: float, coverage: float, section_ref: bool = False, firsts: int = 1) -> float:
@@ -296,12 +331,32 @@ def retrieve(
         for slot in ref_slots:
             fused[slot] = fused.get(slot, floor) + lift
     # Ties broken by slot so that equal scores always come out in the same order.
-    ordered = sorted(fused, key=lambda s: (-fused[s], s))[: cfg.top_k]
-
-    cosines = index.vectors_of(ordered) @ query_vector if ordered else np.zeros(0, dtype=np.float32)
+    ordered = sorted(fused, key=lambda s: (-fused[s], s))
     # Agreement is evidence of its own: on fresh lay questions a first result that neither ranking put
     # first was right 1 time in 18, one both put first 25 times in 29 (see the module docstring).
     method_firsts = [int(slots[0]) for slots in (dense_slots, bm25_slots) if len(slots)]
+    reranked: dict[int, float] = {}
+    if cfg.rerank and hybrid and not long_query and ordered:
+        # The right provision among neighbours (stages.rerank): reorder the head of the fused list by the
+        # probability that each candidate is the one asked for; section references stay first.
+        pool = [s for s in ordered[: max(RERANK_POOL, cfg.top_k)] if s not in ref_set]
+        pool_cosines = index.vectors_of(pool) @ query_vector if pool else np.zeros(0, dtype=np.float32)
+        features = rerank_features(query, analysis, index, embedder, pool, pool_cosines, method_firsts)
+        reranked = dict(zip(pool, rerank(features), strict=True))
+        head = [s for s in ordered if s in ref_set]
+        pool_sorted = sorted(pool, key=lambda s: (-reranked[s], pool.index(s)))
+        rest = [s for s in ordered if s not in ref_set and s not in reranked]
+        ordered = head + pool_sorted + rest
+        # Scores stay monotonic in rank: the reranked head scores its probability, lifted above the rest's
+        # fused scores (and references above that).
+        floor = max((fused[s] for s in rest), default=0.0) + 1.0
+        for slot in pool:
+            fused[slot] = floor + reranked[slot]
+        for slot in head:
+            fused[slot] = max(fused[slot], floor + 2.0)
+    ordered = ordered[: cfg.top_k]
+
+    cosines = index.vectors_of(ordered) @ query_vector if ordered else np.zeros(0, dtype=np.float32)
     keywords = set(analysis.keywords)
     items = []
     for rank, (slot, cosine) in enumerate(zip(ordered, cosines, strict=True), start=1):
@@ -312,7 +367,8 @@ def retrieve(
         coverage = len(keywords & set(tokenize(chunk.text))) / len(keywords) if keywords else 0.0
         matched_by = tuple(
             name
-            for name, hit in (("dense", slot in dense_rank), ("bm25", slot in bm25_rank), ("section_ref", slot in ref_set))
+            for name, hit in (("dense", slot in dense_rank), ("bm25", slot in bm25_rank), ("section_ref", slot in ref_set),
+                              ("rerank", slot in reranked))
             if hit
         )
         items.append(
@@ -320,8 +376,9 @@ def retrieve(
                 source_id=chunk.semantic_id,
                 content_snippet=chunk.text,
                 score=float(fused[slot]),
-                confidence=confidence_of(float(cosine), coverage, section_ref=slot in ref_set,
-                                         firsts=method_firsts.count(slot)),
+                confidence=(max(reranked[slot], REF_CONFIDENCE if slot in ref_set else 0.0) if slot in reranked
+                            else confidence_of(float(cosine), coverage, section_ref=slot in ref_set,
+                                               firsts=method_firsts.count(slot))),
                 rank=rank,
                 metadata=ResultMetadata(
                     filename=p.filename,

@@ -43,6 +43,7 @@ from typing import Literal
 from contracts.answer import DEFAULT_REFUSAL
 from stages.injection import scan_injection
 from stages.prompt import NOT_CITABLE_NOTE
+from stages.provisions import MAX_PROVISIONS, first_of_provision, provision_labels, section_of_id, without_title
 from stages.sufficiency import INTENT_LANGUAGE, QUESTION_WORDS, shared_terms
 from stages.text_units import STOPWORDS, content_words, evidence_numbers, is_meta_statement, numbers_in, split_sentences
 
@@ -90,6 +91,10 @@ class ParsedPrompt:
     related_terms: str = ""
     chunks: list[tuple[str, str]] = field(default_factory=list)
     """(semantic_id, original-line text joined by spaces), citable chunks only."""
+    side_by_side: tuple[str, ...] = ()
+    """Close provisions to show each of (the prompt's CLOSE PROVISIONS line)."""
+    first_lines: dict[str, str] = field(default_factory=dict)
+    """semantic_id -> the chunk's first line (where a provision's number and title stand)."""
 
 
 def _field(prompt: str, name: str) -> str | None:
@@ -118,6 +123,8 @@ def parse_grounded_prompt(prompt: str) -> ParsedPrompt:
     for line in prompt[begin.end() : end].splitlines():
         if line.startswith(data_prefix):
             if current_id is not None:
+                if not lines:
+                    parsed.first_lines.setdefault(current_id, line[len(data_prefix) :])
                 lines.append(line[len(data_prefix) :])
             continue
         header = _HEADER.match(line)
@@ -133,6 +140,8 @@ def parse_grounded_prompt(prompt: str) -> ParsedPrompt:
     parsed.question = _field(tail, "QUESTION") or ""
     parsed.intent = _field(tail, "QUESTION TYPE") or "general"
     parsed.related_terms = _field(tail, "RELATED TERMS") or ""
+    close = re.search(r"^CLOSE PROVISIONS[^:]*: ?(.*)$", tail, re.M)
+    parsed.side_by_side = tuple(i.strip() for i in close.group(1).split(",") if i.strip()) if close else ()
     return parsed
 
 
@@ -264,21 +273,6 @@ _SECTION_WORDS = re.compile(
     rf"\b(?:sections?|secs?\.?|ss?\.|u/s\.?|articles?|arts?\.)\s*({_SECTION_NUMBER}(?:\s*(?:,|and|or|&|/)\s*{_SECTION_NUMBER})*)\b",
     re.I,
 )
-_ID_SECTION = re.compile(r"_([^_]+)_\d+(?:\.\d+)?$")
-
-
-def section_of_id(semantic_id: str) -> tuple[str, str] | None:
-    """``(doc_code, section)`` carried by a chunk id, or None for an id without the ``_<section>_<n>`` tail.
-
-    >>> section_of_id("IPC_420_0"), section_of_id("Minimum_Wages_2_1.1"), section_of_id("x")
-    (('IPC', '420'), ('Minimum_Wages', '2'), None)
-    """
-    match = _ID_SECTION.search(semantic_id)
-    if match is None or match.start() == 0:
-        return None
-    return semantic_id[: match.start()], match.group(1)
-
-
 def sections_named(question: str, doc_codes: frozenset[str] = frozenset()) -> frozenset[tuple[str | None, str]]:
     """Sections a question names, as ``(doc_code or None, section)`` lower-cased: "section 420",
     "s. 420", "sections 417 and 420", and — for the given doc codes — "IPC 420" or "420 IPC".
@@ -436,7 +430,7 @@ class ExtractiveLLM:
     ``char_budget`` is the answer's target length in quoted characters.
     """
 
-    model = "extractive-overlap.v6"
+    model = "extractive-overlap.v7"
 
     def __init__(self, max_sentences: int | None = None, char_budget: int = CHAR_BUDGET) -> None:
         self._max_sentences = max_sentences
@@ -458,7 +452,18 @@ class ExtractiveLLM:
         if not candidates:
             return parsed.refusal
         limit = self._max_sentences or parsed.max_sentences
-        return "\n".join(f"{c.quote} [{c.source_id}]." for c in self._select(candidates, limit))
+        chosen = self._select(candidates, limit)
+        if parsed.side_by_side and not named_sections:
+            # Close provisions (stages.context): each gets its best unit, so none is dropped silently; they
+            # are labelled with the conditions that separate them below.
+            chosen = self._one_per_provision([c for c in candidates if c.source_id in parsed.side_by_side], chosen)
+        labels = provision_labels([c.source_id for c in chosen], parsed.first_lines)
+        chosen = [c for c in chosen if labels is None or c.source_id in labels]
+        return "\n".join(
+            f"{labels[c.source_id] + ': ' if labels and first else ''}"
+            f"{without_title(c.quote, labels[c.source_id]) if labels else c.quote} [{c.source_id}]."
+            for c, first in zip(chosen, first_of_provision(chosen), strict=True)
+        )
 
     def _candidates(self, parsed: ParsedPrompt, chunks: list[tuple[str, str]], query_terms: frozenset[str]) -> list[_Candidate]:
         expansion_terms = content_words(parsed.related_terms) - QUESTION_WORDS - query_terms
@@ -525,6 +530,18 @@ class ExtractiveLLM:
                 candidates.append(_Candidate(secondary, score, len(candidates), source_id, quote, defines, weight,
                                              bool(defined), topical))
         return candidates
+
+    def _one_per_provision(self, candidates: list[_Candidate], chosen: list[_Candidate]) -> list[_Candidate]:
+        quoted = {section_of_id(c.source_id) for c in chosen}
+        best = chosen[0]
+        ranked = sorted(candidates, key=lambda c: (c.secondary, -c.score * c.rank_weight, c.order))
+        for candidate in ranked:
+            key = section_of_id(candidate.source_id)
+            if key in quoted or candidate.secondary or (best.topical and not candidate.topical):
+                continue
+            chosen.append(candidate)
+            quoted.add(key)
+        return chosen
 
     def _select(self, candidates: list[_Candidate], limit: int) -> list[_Candidate]:
         ranked = sorted(candidates, key=lambda c: (c.secondary, -c.score * c.rank_weight, c.order))

@@ -76,7 +76,7 @@ def test_rrf_ranks_agreement_of_both_methods_first(embedder):
               make_chunk("alpha alpha alpha alpha alpha zeta", section="2"),  # BM25 only
               make_chunk("unrelated words entirely here", section="3")]
     index = build(chunks, embedder)
-    cfg = RetrieveConfig(dense_weight=1.0, bm25_weight=1.0, intent_weight=0.0, act_weight=0.0)
+    cfg = RetrieveConfig(dense_weight=1.0, bm25_weight=1.0, intent_weight=0.0, act_weight=0.0, rerank=False)  # plain RRF
     result = retrieve("alpha beta gamma delta", index, embedder, cfg, tenant_id="t1", project_id="p1")
     assert ids(result)[0] == "IPC_1_0"
     assert set(result.results[0].matched_by) == {"dense", "bm25"}
@@ -158,7 +158,8 @@ def test_each_result_confidence_counts_the_rankings_that_put_it_first(embedder, 
     from stages.query_analysis import analyze_query
 
     index = build([make_chunk(text, section=str(n)) for n, text in enumerate(texts, start=1)], embedder)
-    cfg = RetrieveConfig(top_k=len(texts))
+    # The retrieve.v4 confidence (plain fusion; the rerank's own confidence is tested in test_rerank.py).
+    cfg = RetrieveConfig(top_k=len(texts), rerank=False)
     firsts = {}
     for mode in ("dense", "bm25"):
         first = ids(retrieve(query, index, embedder, cfg.model_copy(update={"mode": mode}), tenant_id="t1",
@@ -238,7 +239,8 @@ def test_real_model_prefers_the_offence_to_its_attempt_or_abetment_unless_asked(
         return retrieve(query, ipc_index, real_embedder, cfg, tenant_id="t1", project_id="p1").results[0].metadata.section_id
 
     assert first(RetrieveConfig()) == section
-    assert first(RetrieveConfig(qualifier_weight=0.0)) == without_the_prior
+    assert first(RetrieveConfig(rerank=False)) == section
+    assert first(RetrieveConfig(qualifier_weight=0.0, rerank=False)) == without_the_prior
 
 
 def test_real_model_gives_off_topic_questions_low_confidence(ipc_index, real_embedder):
@@ -261,8 +263,9 @@ def test_qualifier_prior_lowers_attempts_and_abetments_the_query_does_not_ask_ab
     )
 
     def scores(query: str, weight: float) -> dict[str, float]:
-        result = retrieve(query, index, embedder, RetrieveConfig(qualifier_weight=weight), tenant_id="t1",
-                          project_id="p1")
+        # The fused scores themselves: without the rerank, which reorders the head and rescales its scores.
+        result = retrieve(query, index, embedder, RetrieveConfig(qualifier_weight=weight, rerank=False),
+                          tenant_id="t1", project_id="p1")
         return {item.source_id: item.score for item in result.results}
 
     penalty = 0.5 / (RetrieveConfig().rrf_k + 1)
