@@ -27,15 +27,24 @@ from contracts.answer import (
 from contracts.errors import ContractViolationError
 from contracts.ingest import Chunk
 from contracts.retrieval import ContextPack
+from stages.claim_details import (
+    ClaimDetails,
+    EvidenceTerms,
+    UnsupportedDetails,
+    claim_details,
+    evidence_terms,
+    unsupported_details,
+)
 from stages.injection import INJECTION_FLAG
 from stages.prompt import citable_ids, prompt_chunks
 from stages.text_units import (
     CITATION_GROUP,
     evidence_numbers,
     META_STEMS,
+    AnswerUnit,
     normalise_space,
     numbers_in,
-    split_sentences,
+    split_answer_units,
     stem,
     strip_citations,
     words_and_stems,
@@ -56,13 +65,17 @@ __all__ = [
     "check_sentences_cited",
     "check_has_factual_content",
     "check_claim_coverage",
+    "check_entities_supported",
+    "check_dates_supported",
+    "check_quantities_supported",
+    "check_content_words_supported",
     "check_numbers_supported",
     "check_key_terms_supported",
     "check_multi_chunk_completeness",
     "check_length_ratio",
 ]
 
-STAGE_VERSION = "validate.v1"
+STAGE_VERSION = "validate.v2"
 
 # Answer-level check name -> (reason code, status when it fails). The order is the priority for status.
 CHECK_STATUS: dict[str, tuple[str, AnswerStatus]] = {
@@ -73,9 +86,13 @@ CHECK_STATUS: dict[str, tuple[str, AnswerStatus]] = {
     "sentences_cited": ("uncited_sentence", "invalid_citations"),
     "has_factual_content": ("empty_answer", "insufficient_context"),
     "claim_coverage": ("low_coverage", "hallucination_detected"),
+    "entities_supported": ("unsupported_entity", "hallucination_detected"),
     "numbers_supported": ("unsupported_number", "hallucination_detected"),
+    "dates_supported": ("unsupported_date", "hallucination_detected"),
+    "quantities_supported": ("unsupported_quantity", "hallucination_detected"),
     "key_terms_supported": ("unsupported_key_term", "hallucination_detected"),
     "multi_chunk_completeness": ("incomplete_citation", "invalid_citations"),
+    "content_words_supported": ("unsupported_content_word", "hallucination_detected"),
     "length_ratio": ("length_ratio", "hallucination_detected"),
 }
 CHECK_ORDER: tuple[str, ...] = tuple(CHECK_STATUS)
@@ -84,6 +101,16 @@ CHECK_ORDER: tuple[str, ...] = tuple(CHECK_STATUS)
 # leave uncovered, and at least this share of them.
 _COMPLETENESS_MIN_WORDS = 2
 _COMPLETENESS_MIN_SHARE = 0.5
+
+# A sentence may word its claim in its own terms, but not mostly: it fails when more than this share of its
+# content words (those not restating the question) is absent from every chunk it cites, and at least
+# _CONTENT_MIN_UNSUPPORTED of them are. Measured on the LLM-style corpus and the HaluEval dev half (README).
+_CONTENT_MAX_UNSUPPORTED_SHARE = 0.5
+_CONTENT_MIN_UNSUPPORTED = 1
+# A heading or list lead-in may stand uncited when it is short and asserts no specific the pack lacks.
+_HEADING_MAX_WORDS = 8
+# "Yes", "No" (with "," "." "—" after it) opening a sentence: the reply to a yes/no question.
+_YES_NO_OPENING = re.compile(r"^\s*(yes|no)\b\s*[,.!:;—–-]*\s*", re.IGNORECASE)
 
 
 def extract_citations(text: str) -> tuple[str, ...]:
@@ -153,8 +180,11 @@ class _Evidence:
     words: dict[str, frozenset[str]]
     numbers: dict[str, frozenset[float]]
     key_terms: dict[str, frozenset[str]]
+    terms: dict[str, EvidenceTerms]
     citable: frozenset[str]
     context_chars: int
+    question: str
+    question_words: frozenset[str]
 
 
 def _evidence(pack: ContextPack, policy: GenerationPolicy) -> _Evidence:
@@ -162,6 +192,7 @@ def _evidence(pack: ContextPack, policy: GenerationPolicy) -> _Evidence:
     words: dict[str, frozenset[str]] = {}
     numbers: dict[str, frozenset[float]] = {}
     key_terms: dict[str, frozenset[str]] = {}
+    terms: dict[str, EvidenceTerms] = {}
     keys = _key_stems(tuple(policy.key_terms))
     for chunk in shown:
         prov = chunk.provenance
@@ -172,14 +203,27 @@ def _evidence(pack: ContextPack, policy: GenerationPolicy) -> _Evidence:
         words[chunk.semantic_id] = text_words | head_words
         numbers[chunk.semantic_id] = text_numbers | head_numbers
         key_terms[chunk.semantic_id] = (text_stems | head_stems) & keys
+        # The document's own names (file, code, section) support a sentence naming them ("Under the IPC").
+        names = " ".join(x for x in (heading, prov.doc_code, re.sub(r"\.[A-Za-z0-9]+$", "", prov.filename)) if x)
+        terms[chunk.semantic_id] = _chunk_terms(chunk.text, names)
     return _Evidence(
         chunks={c.semantic_id: c for c in shown},
         words=words,
         numbers=numbers,
         key_terms=key_terms,
+        terms=terms,
         citable=citable_ids(pack, policy),
         context_chars=sum(len(c.text) for c in shown),
+        question=pack.query,
+        question_words=evidence_terms(pack.query).stems,
     )
+
+
+@lru_cache(maxsize=4096)
+def _chunk_terms(text: str, names: str) -> EvidenceTerms:
+    body, label = evidence_terms(text), evidence_terms(names)
+    return EvidenceTerms(stems=body.stems | label.stems, numbers=body.numbers | label.numbers,
+                         quantities=body.quantities | label.quantities, modified=body.modified)
 
 
 @lru_cache(maxsize=64)
@@ -203,27 +247,72 @@ class _Sentence:
     unsupported_terms: tuple[str, ...]
     supplied_by: tuple[str, ...]
     indicator_phrases: tuple[str, ...]
+    details: UnsupportedDetails
+    content_failed: bool
+    reply: str
 
 
-def _analyse(sentence: str, ev: _Evidence, policy: GenerationPolicy) -> _Sentence:
+def _claim_text(sentence: str, question: str) -> tuple[str, str]:
+    """What the sentence asserts, and how it replies to the question: ``"statement"``; ``"yes"``/``"no"``
+    for a sentence opening with it (the rest is the claim); ``"bare_yes"``/``"bare_no"`` for "yes [A]",
+    whose claim is the question itself (asserted, or denied)."""
+    opening = _YES_NO_OPENING.match(sentence)
+    if opening is None:
+        return sentence, "statement"
+    rest = sentence[opening.end():]
+    reply = opening.group(1).lower()
+    if strip_citations(rest).strip(" .!;,") == "":
+        return f"{question.strip().rstrip('?')} {rest}", f"bare_{reply}"
+    return rest, reply
+
+
+def _content_failed(details: UnsupportedDetails) -> bool:
+    missing = len(details.content)
+    too_many = missing >= _CONTENT_MIN_UNSUPPORTED and missing > _CONTENT_MAX_UNSUPPORTED_SHARE * max(1, details.content_total)
+    return too_many or bool(details.substituted)
+
+
+def _heading_is_exempt(text: str, ev: _Evidence, policy: GenerationPolicy) -> bool:
+    """A title or lead-in asserts nothing when it is short and every entity, date, number and key term in
+    it occurs somewhere in the shown evidence."""
+    if len(text.split()) > _HEADING_MAX_WORDS:
+        return False
+    missing = unsupported_details(claim_details(text), ev.terms.values())
+    pack_keys = frozenset().union(*ev.key_terms.values()) if ev.key_terms else frozenset()
+    heading_keys = words_and_stems(text)[1] & _key_stems(tuple(policy.key_terms))
+    return not (missing.entities or missing.dates or missing.numbers) and heading_keys <= pack_keys
+
+
+def _analyse(unit: AnswerUnit, ev: _Evidence, policy: GenerationPolicy) -> _Sentence:
+    sentence = unit.text
     cited = extract_citations(sentence)
     valid = tuple(i for i in cited if i in ev.citable)
-    words, stems = words_and_stems(sentence)
-    sentence_numbers = numbers_in(sentence)
+    claim, reply = _claim_text(sentence, ev.question)
+    words, stems = words_and_stems(claim)
+    sentence_numbers = numbers_in(claim)
     exempt = words <= META_STEMS and not sentence_numbers  # same rule as text_units.is_meta_statement
+    if unit.heading and not cited:
+        exempt = exempt or _heading_is_exempt(sentence, ev, policy)
     threshold = policy.min_coverage * (policy.multi_citation_factor if len(valid) > 1 else 1.0)
     cited_words: frozenset[str] = frozenset().union(*(ev.words[i] for i in valid)) if valid else frozenset()
     coverage: float | None = None
     unsupported: tuple[float, ...] = ()
     unsupported_terms: tuple[str, ...] = ()
     supplied_by: tuple[str, ...] = ()
+    details = UnsupportedDetails()
     if valid and not exempt:
+        # Restating the question asserts nothing new, except when replying "yes" to it: then the question's
+        # statement is the claim. A bare "no" denies the question's statement: only its overlap is checked.
+        presupposed = frozenset() if reply in ("yes", "bare_yes") else ev.question_words
+        details = unsupported_details(claim_details(claim), [ev.terms[i] for i in valid], presupposed=presupposed)
+        if reply == "bare_no":
+            details = UnsupportedDetails()
         coverage = len(words & cited_words) / len(words) if words else 1.0
         cited_numbers = frozenset().union(*(ev.numbers[i] for i in valid))
-        unsupported = tuple(sorted(sentence_numbers - cited_numbers))
+        unsupported = () if reply == "bare_no" else tuple(sorted(sentence_numbers - cited_numbers))
         cited_keys = frozenset().union(*(ev.key_terms[i] for i in valid))
         sentence_keys = stems & _key_stems(tuple(policy.key_terms))
-        unsupported_terms = tuple(sorted(sentence_keys - cited_keys))
+        unsupported_terms = () if reply == "bare_no" else tuple(sorted(sentence_keys - cited_keys))
         uncovered = words - cited_words
         if len(uncovered) >= _COMPLETENESS_MIN_WORDS:
             supplied_by = tuple(
@@ -233,7 +322,7 @@ def _analyse(sentence: str, ev: _Evidence, policy: GenerationPolicy) -> _Sentenc
                 and len(uncovered & other_words) >= _COMPLETENESS_MIN_WORDS
                 and len(uncovered & other_words) >= _COMPLETENESS_MIN_SHARE * len(uncovered)
             )
-    phrase_text = _chunk_phrase_text(strip_citations(sentence))
+    phrase_text = _chunk_phrase_text(strip_citations(claim))
     evidence_text = " ".join(_chunk_phrase_text(ev.chunks[i].text) for i in valid)
     found = tuple(
         phrase
@@ -241,7 +330,7 @@ def _analyse(sentence: str, ev: _Evidence, policy: GenerationPolicy) -> _Sentenc
         if padded in phrase_text and padded not in evidence_text  # quoting the evidence is not speculation
     )
     return _Sentence(sentence, cited, valid, words, exempt, coverage, threshold, unsupported, unsupported_terms,
-                     supplied_by, found)
+                     supplied_by, found, details, _content_failed(details), reply)
 
 
 def _sentence_report(s: _Sentence, policy: GenerationPolicy) -> SentenceReport:
@@ -258,6 +347,20 @@ def _sentence_report(s: _Sentence, policy: GenerationPolicy) -> SentenceReport:
         ok = s.coverage >= s.threshold
         checks.append(CheckResult(name="coverage", passed=ok, reason_code=None if ok else "low_coverage",
                                   detail=f"{s.coverage:.2f} vs threshold {s.threshold:.2f}"))
+        d = s.details
+        checks.append(CheckResult(name="entities", passed=not d.entities,
+                                  reason_code="unsupported_entity" if d.entities else None,
+                                  detail=", ".join(d.entities) or None))
+        checks.append(CheckResult(name="dates", passed=not d.dates,
+                                  reason_code="unsupported_date" if d.dates else None,
+                                  detail=", ".join(d.dates) or None))
+        if policy.check_numbers:
+            checks.append(CheckResult(name="quantities", passed=not d.quantities,
+                                      reason_code="unsupported_quantity" if d.quantities else None,
+                                      detail=", ".join(d.quantities) or None))
+        checks.append(CheckResult(name="content_words", passed=not s.content_failed,
+                                  reason_code="unsupported_content_word" if s.content_failed else None,
+                                  detail=_content_detail(d) if d.content else None))
         if policy.check_numbers:
             checks.append(CheckResult(name="numbers", passed=not s.unsupported_numbers,
                                       reason_code="unsupported_number" if s.unsupported_numbers else None,
@@ -333,6 +436,50 @@ def check_claim_coverage(sentences: list[_Sentence]) -> CheckResult:
     )
 
 
+def check_entities_supported(sentences: list[_Sentence]) -> CheckResult:
+    """Every named entity of a sentence (capitalised names, titles, roman numerals: "Attorney General of
+    California", "Charles IV") occurs, word for word, in a chunk it cites, whatever the sentence's overlap."""
+    return _result(
+        "entities_supported",
+        [f"{', '.join(s.details.entities)} not in {', '.join(s.valid_cited)}: {s.text!r}" for s in sentences if s.details.entities],
+    )
+
+
+def check_dates_supported(sentences: list[_Sentence]) -> CheckResult:
+    """Every month name and year in a sentence occurs in a chunk it cites ("October 1973" against a chunk
+    saying "November 1973" fails)."""
+    return _result(
+        "dates_supported",
+        [f"{', '.join(s.details.dates)} not in {', '.join(s.valid_cited)}: {s.text!r}" for s in sentences if s.details.dates],
+    )
+
+
+def check_quantities_supported(sentences: list[_Sentence], policy: GenerationPolicy) -> CheckResult:
+    """A number stated with a unit keeps the unit its cited chunk gives that number ("three years" against
+    a chunk saying "three months" fails, though "three" is there). Switched off with the number check."""
+    if not policy.check_numbers:
+        return CheckResult(name="quantities_supported", passed=True, detail="disabled by policy")
+    return _result(
+        "quantities_supported",
+        [f"{', '.join(s.details.quantities)} not in {', '.join(s.valid_cited)}: {s.text!r}" for s in sentences if s.details.quantities],
+    )
+
+
+def _content_detail(d: UnsupportedDetails) -> str:
+    detail = f"{len(d.content)} of {d.content_total} not in cited chunks: {', '.join(d.content)}"
+    return detail + (f" (in place of the evidence's own qualifier: {', '.join(d.substituted)})" if d.substituted else "")
+
+
+def check_content_words_supported(sentences: list[_Sentence]) -> CheckResult:
+    """A sentence's claim-bearing content words (beyond those restating the question) come mostly from the
+    chunks it cites: more than half absent is a claim the evidence does not make; so is one absent word put
+    where the evidence has its own ("military officer" cited to "police officer")."""
+    return _result(
+        "content_words_supported",
+        [f"{_content_detail(s.details)} ({', '.join(s.valid_cited)}): {s.text!r}" for s in sentences if s.content_failed],
+    )
+
+
 def check_numbers_supported(sentences: list[_Sentence], policy: GenerationPolicy) -> CheckResult:
     """Every number, amount, duration, date and section number in a sentence appears in a chunk it cites
     (words and digits normalised: "seven years" == "7 years")."""
@@ -401,7 +548,7 @@ def validate_answer_text(text: str, pack: ContextPack, policy: GenerationPolicy,
                                 "the model found the evidence insufficient", policy, pack, (refused,))
         return answer.model_copy(update={"backend": backend})
     ev = _evidence(pack, policy)
-    sentences = [_analyse(s, ev, policy) for s in split_sentences(stripped)]
+    sentences = [_analyse(u, ev, policy) for u in split_answer_units(stripped)]
     checks = (
         check_refusal_not_mixed(stripped, policy),
         check_indicator_phrases(sentences),
@@ -410,9 +557,13 @@ def validate_answer_text(text: str, pack: ContextPack, policy: GenerationPolicy,
         check_sentences_cited(sentences),
         check_has_factual_content(sentences),
         check_claim_coverage(sentences),
+        check_entities_supported(sentences),
         check_numbers_supported(sentences, policy),
+        check_dates_supported(sentences),
+        check_quantities_supported(sentences, policy),
         check_key_terms_supported(sentences, policy),
         check_multi_chunk_completeness(sentences, policy),
+        check_content_words_supported(sentences),
         check_length_ratio(stripped, ev, policy),
     )
     reports = tuple(_sentence_report(s, policy) for s in sentences)
