@@ -131,12 +131,12 @@ class ClaimDetails:
 class EvidenceTerms:
     """What a piece of evidence can support: every word stem (stopwords included), every quantity (with
     its unit where one is stated), and which content words it qualifies with another content word
-    (``modified``: "officer" in "police officer")."""
+    (``qualified``: ("police", "officer") for "police officer")."""
 
     stems: frozenset[str]
     numbers: frozenset[float]
     quantities: frozenset[tuple[float, str]] = frozenset()
-    modified: frozenset[str] = frozenset()
+    qualified: frozenset[tuple[str, str]] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -225,7 +225,7 @@ def evidence_terms(text: str) -> EvidenceTerms:
     plain = text.replace("[", "(").replace("]", ")")
     pairs = _content_pairs(plain)
     return EvidenceTerms(stems=_stems(plain), numbers=numbers_in(plain), quantities=_quantities(plain),
-                         modified=frozenset(b for _, b in pairs))
+                         qualified=frozenset(pairs))
 
 
 def unsupported_details(
@@ -238,7 +238,8 @@ def unsupported_details(
     value with another ("three years" against "three months"). An unsupported content word is
     ``substituted`` when it qualifies a supported word that the evidence qualifies with a word of its own
     ("military officer" against "police officer"); words shaped like verbs or plurals are not taken for
-    qualifiers ("defines employer").
+    qualifiers ("defines employer"), nor is a word taken to replace one that starts like it ("swore fealty"
+    against "swear fealty").
 
     >>> ev = (evidence_terms("Catherine Cortez Masto was Attorney General of Nevada."),)
     >>> unsupported_details(claim_details("Catherine Cortez Masto served as Attorney General of California."), ev).entities
@@ -247,12 +248,13 @@ def unsupported_details(
     stems: set[str] = set()
     numbers: set[float] = set()
     quantities: set[tuple[float, str]] = set()
-    modified: set[str] = set()
+    qualified: dict[str, set[str]] = {}
     for terms in evidence:
         stems |= terms.stems
         numbers |= terms.numbers
         quantities |= terms.quantities
-        modified |= terms.modified
+        for qualifier, head in terms.qualified:
+            qualified.setdefault(head, set()).add(qualifier)
     known = stems | presupposed
     missing_parts = tuple(dict.fromkeys(
         part for entity in claim.entities for part in entity.split()
@@ -272,7 +274,9 @@ def unsupported_details(
     substituted = tuple(sorted({
         left
         for left, right in claim.content_pairs
-        if left in content and left in claim.modifiers and right in stems and right in modified
+        if left in content and left in claim.modifiers and right in stems
+        # another form of the same word ("swore" for "swear") is not a substitution
+        and any(q[:2] != left[:2] for q in qualified.get(right, ()))
     }))
     return UnsupportedDetails(
         entities=missing_parts,
