@@ -21,7 +21,7 @@ __all__ = ["RagTruthItem", "load_ragtruth", "cite_every_sentence"]
 
 _PASSAGE = re.compile(r"passage (\d+):", re.IGNORECASE)
 _LIST_MARKER = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+")
-_SENTENCE_END = re.compile(r"(?<![A-Z])([.!?])(?=\s|$)")
+_SENTENCE_END = re.compile(r"([.!?])(?=\s|$)")
 
 
 @dataclass(frozen=True)
