@@ -61,7 +61,16 @@ _NUMBER_WORDS = frozenset(
 )
 _QUANTITY_TOKEN = re.compile(r"\d+(?:,\d+)*(?:\.\d+)?|[a-z]+")
 # Where a new sentence or clause begins: the first word after one of these is capitalised by grammar.
-_OPENER = re.compile(r"(?:^|[.!?:;\"“”(\[]\s*|—\s*|–\s*)$")
+_OPENING_MARKS = frozenset(".!?:;\"“”([—–")
+_SKIPPED_BEFORE_WORD = frozenset(" *_`'’\n\t")
+
+
+def _opens(text: str, start: int) -> bool:
+    """Whether the word at ``start`` opens the text, a sentence or a clause (emphasis and quotes skipped)."""
+    index = start - 1
+    while index >= 0 and text[index] in _SKIPPED_BEFORE_WORD:
+        index -= 1
+    return index < 0 or text[index] in _OPENING_MARKS
 _YEAR_MIN, _YEAR_MAX = 1000, 2100
 
 
@@ -85,6 +94,14 @@ def _stems(text: str) -> frozenset[str]:
 _META_ROOTS = frozenset(_root(w) for w in META_WORDS)
 
 
+_NUMBER_NAMES = _NUMBER_WORDS - {"and"}
+
+
+def _may_have_number(text: str, words: list[str]) -> bool:
+    """Cheap pre-test before the number parser: a digit or a number word."""
+    return any(c.isdigit() for c in text) or not _NUMBER_NAMES.isdisjoint(words)
+
+
 def _quantities(text: str) -> frozenset[tuple[float, str]]:
     """(value, unit) for every number stated with a unit: "ten thousand rupees" -> (10000.0, "rupe")."""
     tokens = _QUANTITY_TOKEN.findall(text.lower().replace("-", " "))
@@ -95,16 +112,17 @@ def _quantities(text: str) -> frozenset[tuple[float, str]]:
         start = index
         while start > 0 and (tokens[start - 1][0].isdigit() or tokens[start - 1] in _NUMBER_WORDS):
             start -= 1
-        if start < index:
+        if start == index - 1 and tokens[start][0].isdigit():  # the common case, "3 years", without the parser
+            found.add((float(tokens[start].replace(",", "")), _root(token)))
+        elif start < index:
             values = numbers_in(" ".join(tokens[start : index + 1]))
             if values:
                 found.add((max(values), _root(token)))
     return frozenset(found)
 
 
-def _content_pairs(text: str) -> tuple[tuple[str, str], ...]:
-    """Stems of adjacent word pairs where both are content words ("police officer", "primary law")."""
-    words = _WORD.findall(_POSSESSIVE.sub("", text).lower())
+def _content_pairs(words: list[str]) -> tuple[tuple[str, str], ...]:
+    """Roots of adjacent word pairs where both are content words ("police officer", "primary law")."""
     return tuple(
         (_root(a), _root(b)) for a, b in zip(words, words[1:])
         if a not in STOPWORDS and b not in STOPWORDS and not a.isdigit() and not b.isdigit()
@@ -178,16 +196,19 @@ def claim_details(text: str) -> ClaimDetails:
     dates: list[str] = []
     previous_capital = False
     for index, match in enumerate(tokens):
-        word = match.group(0).rstrip(".")
+        word = match.group(0)
+        if not word[0].isupper():
+            previous_capital = False
+            continue
+        word = word.rstrip(".")
         lower = word.lower()
-        capital = word[0].isupper() and lower not in _NOT_ENTITIES
-        if lower in MONTHS and word[0].isupper():
+        if lower in MONTHS:
             dates.append(word)
             previous_capital = False
             continue
-        opener = _OPENER.search(plain[: match.start()].rstrip(" *_`'’")) is not None
-        next_capital = index + 1 < len(tokens) and tokens[index + 1].group(0)[0].isupper()
-        if capital and (not opener or next_capital or previous_capital or word.isupper() and len(word) > 1):
+        capital = lower not in _NOT_ENTITIES
+        if capital and (previous_capital or (word.isupper() and len(word) > 1) or not _opens(plain, match.start())
+                        or (index + 1 < len(tokens) and tokens[index + 1].group(0)[0].isupper())):
             if previous_capital and spans:
                 spans[-1].append(word)
             else:
@@ -195,37 +216,40 @@ def claim_details(text: str) -> ClaimDetails:
             previous_capital = True
         else:
             previous_capital = False
-    numbers = numbers_in(plain)
+    words = _WORD.findall(_POSSESSIVE.sub("", plain).lower())
+    numbers = numbers_in(plain) if _may_have_number(plain, words) else frozenset()
     dates += [f"{n:g}" for n in sorted(numbers) if _is_year(n) and re.search(rf"\b{int(n)}\b", plain)]
     entity_stems = _stems(" ".join(w for span in spans for w in span)) | _stems(" ".join(dates))
     content = frozenset(
-        _root(w) for w in _WORD.findall(_POSSESSIVE.sub("", plain).lower())
+        _root(w) for w in words
         if w not in STOPWORDS and not w.isdigit() and w not in _NUMBER_WORDS  # numbers are checked as numbers
     ) - entity_stems - _META_ROOTS
     return ClaimDetails(
         entities=tuple(" ".join(span) for span in spans),
         dates=tuple(dict.fromkeys(dates)),
         numbers=frozenset(n for n in numbers if not _is_year(n)),
-        quantities=_quantities(plain),
+        quantities=_quantities(plain) if numbers else frozenset(),
         content=content,
-        content_pairs=tuple(pair for pair in _content_pairs(plain) if pair[0] in content or pair[1] in content),
-        modifiers=frozenset(
-            _root(w) for w in _WORD.findall(plain.lower()) if len(w) > 3 and not re.search(r"(?:s|ed|ing)$", w)
-        ),
+        content_pairs=tuple(pair for pair in _content_pairs(words) if pair[0] in content or pair[1] in content),
+        modifiers=frozenset(_root(w) for w in words if len(w) > 3 and not w.endswith(("s", "ed", "ing"))),
     )
 
 
 @lru_cache(maxsize=4096)
-def evidence_terms(text: str) -> EvidenceTerms:
-    """The stems and quantities of evidence text (brackets in a document read as text).
+def evidence_terms(text: str, numbers: frozenset[float] | None = None) -> EvidenceTerms:
+    """The stems and quantities of evidence text (brackets in a document read as text). ``numbers``: the
+    text's quantities when the caller has already parsed them (``text_units.evidence_numbers``).
 
     >>> sorted(evidence_terms("Nevada's Attorney General (2007-2015)").numbers)
     [2007.0, 2015.0]
     """
     plain = text.replace("[", "(").replace("]", ")")
-    pairs = _content_pairs(plain)
-    return EvidenceTerms(stems=_stems(plain), numbers=numbers_in(plain), quantities=_quantities(plain),
-                         qualified=frozenset(pairs))
+    words = _WORD.findall(_POSSESSIVE.sub("", plain).lower())
+    if numbers is None:
+        numbers = numbers_in(plain) if _may_have_number(plain, words) else frozenset()
+    return EvidenceTerms(stems=frozenset(_root(w) for w in words), numbers=numbers,
+                         quantities=_quantities(plain) if numbers else frozenset(),
+                         qualified=frozenset(_content_pairs(words)))
 
 
 def unsupported_details(

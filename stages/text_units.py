@@ -307,6 +307,7 @@ _EMPHASIS = re.compile(r"\*\*|__|`|(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])|(?<!\w)
 _WHOLLY_EMPHASISED = re.compile(r"^(\*\*|__)[^*_]+\1:?$")
 # A line is finished when it ends a sentence (closing quotes/brackets/emphasis allowed) or with a citation.
 _FINISHED_LINE = re.compile(rf"(?:[.!?][\"'”’)\]*_]*|{CITATION_GROUP.pattern}[.!?;,]?)$")
+_MAY_FINISH = frozenset(".!?\"')]*_;,”’")
 # A bare "Yes." / "No," opening an answer: a reply to the question, said by the sentence after it.
 _BARE_YES_NO = re.compile(r"^(?:yes|no)\s*[.!,:;—–-]?$", re.IGNORECASE)
 
@@ -371,7 +372,7 @@ def split_answer_units(text: str) -> list[AnswerUnit]:
             # A lead-in ("The punishments are:", "Based on the evidence:") introduces what follows.
             units.append(AnswerUnit(normalise_space(" ".join(block)).rstrip(":"), heading=True))
             block.clear()
-        elif _FINISHED_LINE.search(line):
+        elif line[-1] in _MAY_FINISH and _FINISHED_LINE.search(line):
             flush()
     flush()
     merged: list[AnswerUnit] = []
