@@ -87,8 +87,15 @@ def _root(word: str) -> str:
     return base.rstrip("e") if len(base) > 3 else base
 
 
+def _words(text: str) -> list[str]:
+    """Lower-cased words, a possessive "'s" dropped ("Nevada's" -> "nevada")."""
+    if "'" in text or "’" in text:
+        text = _POSSESSIVE.sub("", text)
+    return _WORD.findall(text.lower())
+
+
 def _stems(text: str) -> frozenset[str]:
-    return frozenset(_root(w) for w in _WORD.findall(_POSSESSIVE.sub("", text).lower()))
+    return frozenset(_root(w) for w in _words(text))
 
 
 _META_ROOTS = frozenset(_root(w) for w in META_WORDS)
@@ -102,8 +109,10 @@ def _may_have_number(text: str, words: list[str]) -> bool:
     return any(c.isdigit() for c in text) or not _NUMBER_NAMES.isdisjoint(words)
 
 
-def _quantities(text: str) -> frozenset[tuple[float, str]]:
+def _quantities(text: str, words: list[str]) -> frozenset[tuple[float, str]]:
     """(value, unit) for every number stated with a unit: "ten thousand rupees" -> (10000.0, "rupe")."""
+    if _UNITS.isdisjoint(words):
+        return frozenset()
     tokens = _QUANTITY_TOKEN.findall(text.lower().replace("-", " "))
     found: set[tuple[float, str]] = set()
     for index, token in enumerate(tokens):
@@ -216,7 +225,7 @@ def claim_details(text: str) -> ClaimDetails:
             previous_capital = True
         else:
             previous_capital = False
-    words = _WORD.findall(_POSSESSIVE.sub("", plain).lower())
+    words = _words(plain)
     numbers = numbers_in(plain) if _may_have_number(plain, words) else frozenset()
     dates += [f"{n:g}" for n in sorted(numbers) if _is_year(n) and re.search(rf"\b{int(n)}\b", plain)]
     entity_stems = _stems(" ".join(w for span in spans for w in span)) | _stems(" ".join(dates))
@@ -228,7 +237,7 @@ def claim_details(text: str) -> ClaimDetails:
         entities=tuple(" ".join(span) for span in spans),
         dates=tuple(dict.fromkeys(dates)),
         numbers=frozenset(n for n in numbers if not _is_year(n)),
-        quantities=_quantities(plain) if numbers else frozenset(),
+        quantities=_quantities(plain, words) if numbers else frozenset(),
         content=content,
         content_pairs=tuple(pair for pair in _content_pairs(words) if pair[0] in content or pair[1] in content),
         modifiers=frozenset(_root(w) for w in words if len(w) > 3 and not w.endswith(("s", "ed", "ing"))),
@@ -244,11 +253,11 @@ def evidence_terms(text: str, numbers: frozenset[float] | None = None) -> Eviden
     [2007.0, 2015.0]
     """
     plain = text.replace("[", "(").replace("]", ")")
-    words = _WORD.findall(_POSSESSIVE.sub("", plain).lower())
+    words = _words(plain)
     if numbers is None:
         numbers = numbers_in(plain) if _may_have_number(plain, words) else frozenset()
     return EvidenceTerms(stems=frozenset(_root(w) for w in words), numbers=numbers,
-                         quantities=_quantities(plain) if numbers else frozenset(),
+                         quantities=_quantities(plain, words) if numbers else frozenset(),
                          qualified=frozenset(_content_pairs(words)))
 
 
