@@ -278,39 +278,41 @@ def unsupported_details(
     >>> unsupported_details(claim_details("Catherine Cortez Masto served as Attorney General of California."), ev).entities
     ('California',)
     """
-    stems: set[str] = set()
-    numbers: set[float] = set()
-    quantities: set[tuple[float, str]] = set()
-    qualified: dict[str, set[str]] = {}
-    for terms in evidence:
-        stems |= terms.stems
-        numbers |= terms.numbers
-        quantities |= terms.quantities
-        for qualifier, head in terms.qualified:
-            qualified.setdefault(head, set()).add(qualifier)
-    known = stems | presupposed
+    evidence = tuple(evidence)
+    if len(evidence) == 1:  # the common case: no unions to build
+        stems, numbers, quantities = evidence[0].stems, evidence[0].numbers, evidence[0].quantities
+    else:
+        stems = frozenset().union(*(t.stems for t in evidence))
+        numbers = frozenset().union(*(t.numbers for t in evidence))
+        quantities = frozenset().union(*(t.quantities for t in evidence))
     missing_parts = tuple(dict.fromkeys(
         part for entity in claim.entities for part in entity.split()
-        if any(s not in known for s in _stems(part) if s not in STOPWORDS)
+        if any(s not in stems and s not in presupposed for s in _stems(part) if s not in STOPWORDS)
     ))
     dates = tuple(
         d for d in claim.dates
-        if (float(d) not in numbers if d.isdigit() else _root(d.lower()) not in known)
+        if (float(d) not in numbers if d.isdigit() else _root(d.lower()) not in stems | presupposed)
     )
-    valued = {value for value, _ in quantities}
-    wrong_units = tuple(
-        f"{value:g} {unit}" for value, unit in sorted(claim.quantities)
-        if (value, unit) not in quantities and value in valued
-    )
+    wrong_units: tuple[str, ...] = ()
+    if claim.quantities:
+        valued = {value for value, _ in quantities}
+        wrong_units = tuple(
+            f"{value:g} {unit}" for value, unit in sorted(claim.quantities)
+            if (value, unit) not in quantities and value in valued
+        )
     checked = [w for w in claim.content if w not in presupposed]
     content = tuple(sorted(w for w in checked if w not in stems))
-    substituted = tuple(sorted({
-        left
-        for left, right in claim.content_pairs
-        if left in content and left in claim.modifiers and right in stems
+    candidates = [(left, right) for left, right in claim.content_pairs
+                  if left in content and left in claim.modifiers and right in stems]
+    substituted: tuple[str, ...] = ()
+    if candidates:
+        qualifiers: dict[str, set[str]] = {}
+        for terms in evidence:
+            for qualifier, head in terms.qualified:
+                qualifiers.setdefault(head, set()).add(qualifier)
         # another form of the same word ("swore" for "swear") is not a substitution
-        and any(q[:2] != left[:2] for q in qualified.get(right, ()))
-    }))
+        substituted = tuple(sorted({left for left, right in candidates
+                                    if any(q[:2] != left[:2] for q in qualifiers.get(right, ()))}))
     return UnsupportedDetails(
         entities=missing_parts,
         dates=dates,

@@ -213,7 +213,7 @@ def _evidence(pack: ContextPack, policy: GenerationPolicy) -> _Evidence:
         key_terms[chunk.semantic_id] = (text_stems | head_stems) & keys
         # The document's own names (file, code, section) support a sentence naming them ("Under the IPC").
         names = " ".join(x for x in (heading, prov.doc_code, re.sub(r"\.[A-Za-z0-9]+$", "", prov.filename)) if x)
-        terms[chunk.semantic_id] = _chunk_terms(chunk.text, text_numbers, names)
+        terms[chunk.semantic_id] = _chunk_terms(chunk.text, text_numbers, names, head_numbers)
     return _Evidence(
         chunks={c.semantic_id: c for c in shown},
         words=words,
@@ -228,8 +228,8 @@ def _evidence(pack: ContextPack, policy: GenerationPolicy) -> _Evidence:
 
 
 @lru_cache(maxsize=4096)
-def _chunk_terms(text: str, numbers: frozenset[float], names: str) -> EvidenceTerms:
-    body, label = evidence_terms(text, numbers), evidence_terms(names)
+def _chunk_terms(text: str, numbers: frozenset[float], names: str, name_numbers: frozenset[float]) -> EvidenceTerms:
+    body, label = evidence_terms(text, numbers), evidence_terms(names, name_numbers)
     return EvidenceTerms(stems=body.stems | label.stems, numbers=body.numbers | label.numbers,
                          quantities=body.quantities | label.quantities, qualified=body.qualified)
 
