@@ -304,6 +304,8 @@ _QUOTE_MARKER = re.compile(r"^(?:>\s?)+")
 _HEADING_MARKER = re.compile(r"^#{1,6}\s+")
 # Markdown emphasis and code marks: "**x**", "__x__", "*x*", "_x_", "`x`" (never inside a citation id).
 _EMPHASIS = re.compile(r"\*\*|__|`|(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])|(?<!\w)_(?=\w)|(?<=\w)_(?!\w)")
+# Cheap pre-test: an emphasis or code mark may be present (an "_" inside a citation id is not one).
+_MARKUP_HINT = re.compile(r"[*`]|(?<!\w)_|_(?!\w)")
 _WHOLLY_EMPHASISED = re.compile(r"^(\*\*|__)[^*_]+\1:?$")
 # A line is finished when it ends a sentence (closing quotes/brackets/emphasis allowed) or with a citation.
 _FINISHED_LINE = re.compile(rf"(?:[.!?][\"'”’)\]*_]*|{CITATION_GROUP.pattern}[.!?;,]?)$")
@@ -322,6 +324,8 @@ class AnswerUnit(NamedTuple):
 
 
 def _plain_markdown(line: str) -> str:
+    if not _MARKUP_HINT.search(line):
+        return line
     parts = CITATION_GROUP.split(line)
     # CITATION_GROUP has one group: odd parts are the ids inside a bracket; keep those as they are.
     out = []
@@ -359,8 +363,9 @@ def split_answer_units(text: str) -> list[AnswerUnit]:
         if not line:
             flush()
             continue
-        line = _QUOTE_MARKER.sub("", line).strip()
-        if _HEADING_MARKER.match(line) or _WHOLLY_EMPHASISED.match(line):
+        if line[0] == ">":
+            line = _QUOTE_MARKER.sub("", line).strip()
+        if line[:1] in ("#", "*", "_") and (_HEADING_MARKER.match(line) or _WHOLLY_EMPHASISED.match(line)):
             flush()
             units.append(AnswerUnit(normalise_space(_plain_markdown(_HEADING_MARKER.sub("", line))).rstrip(":"), heading=True))
             continue
