@@ -118,7 +118,8 @@ _LEAD_IN_MAX_WORDS = 25
 _LEAD_IN_WORDS = evidence_terms("step steps point points way ways tip tips key fact facts main thing things help "
                                 "follow following list detail details").stems
 # "Yes", "No" (with "," "." "—" after it) opening a sentence: the reply to a yes/no question.
-_YES_NO_OPENING = re.compile(r"^\s*(yes|no)\b\s*[,.!:;—–-]*\s*", re.IGNORECASE)
+# Punctuation, a citation or the end must follow: "No person shall ..." is a claim, not a reply.
+_YES_NO_OPENING = re.compile(r"^\s*(yes|no)\b(?:\s*[,.!:;—–-]+\s*|\s*(?=\[)|\s*$)", re.IGNORECASE)
 
 
 def extract_citations(text: str) -> tuple[str, ...]:

@@ -99,6 +99,12 @@ def test_a_bare_no_is_an_answer_about_the_question() -> None:
     assert validate_answer_text("no [IPC_379_0]", off_topic, POLICY).reason_code == "low_coverage"
 
 
+def test_a_sentence_opening_with_no_as_a_determiner_keeps_its_no() -> None:
+    pack = make_pack("Who is liable?", [make_chunk("IPC_34_0", "Each of such persons is liable for that act.")])
+    answer = validate_answer_text("No person is liable for that act [IPC_34_0].", pack, POLICY)
+    assert answer.reason_code == "unsupported_key_term" and "no" in (answer.refusal_reason or "")
+
+
 def test_yes_or_no_followed_by_a_claim_checks_the_claim() -> None:
     pack = make_pack("Is cheating punishable?", [make_chunk("IPC_420_0", IPC_420)])
     assert validate_answer_text("Yes — cheating is punished with imprisonment up to seven years [IPC_420_0].", pack, POLICY).status == "success"
