@@ -262,12 +262,17 @@ def evidence_terms(text: str, numbers: frozenset[float] | None = None) -> Eviden
 
 
 def unsupported_details(
-    claim: ClaimDetails, evidence: Iterable[EvidenceTerms], *, presupposed: frozenset[str] = frozenset()
+    claim: ClaimDetails,
+    evidence: Iterable[EvidenceTerms],
+    *,
+    presupposed: frozenset[str] = frozenset(),
+    presupposed_numbers: frozenset[float] = frozenset(),
 ) -> UnsupportedDetails:
     """The claim's specifics that none of ``evidence`` carries. An entity is supported when each of its
     words is (so "King Charles IV" fails against "King Charles III"); a date or number by value; a content
     word by stem, or when it is among ``presupposed`` stems (e.g. the question's own words: restating what
-    was asked asserts nothing new). A quantity with a unit needs that unit when the evidence states the
+    was asked asserts nothing new); a year or number likewise when it is among ``presupposed_numbers`` (the
+    question's own: "the 1949 film" restated from the question). A quantity with a unit needs that unit when the evidence states the
     value with another ("three years" against "three months"). An unsupported content word is
     ``substituted`` when it qualifies a supported word that the evidence qualifies with a word of its own
     ("military officer" against "police officer"); words shaped like verbs or plurals are not taken for
@@ -285,6 +290,8 @@ def unsupported_details(
         stems = frozenset().union(*(t.stems for t in evidence))
         numbers = frozenset().union(*(t.numbers for t in evidence))
         quantities = frozenset().union(*(t.quantities for t in evidence))
+    if presupposed_numbers:
+        numbers = numbers | presupposed_numbers
     missing_parts = tuple(dict.fromkeys(
         part for entity in claim.entities for part in entity.split()
         if any(s not in stems and s not in presupposed for s in _stems(part) if s not in STOPWORDS)

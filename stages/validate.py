@@ -194,6 +194,7 @@ class _Evidence:
     context_chars: int
     question: str
     question_words: frozenset[str]
+    question_numbers: frozenset[float]
 
 
 def _evidence(pack: ContextPack, policy: GenerationPolicy) -> _Evidence:
@@ -225,6 +226,7 @@ def _evidence(pack: ContextPack, policy: GenerationPolicy) -> _Evidence:
         context_chars=sum(len(c.text) for c in shown),
         question=pack.query,
         question_words=evidence_terms(pack.query).stems,
+        question_numbers=numbers_in(pack.query),
     )
 
 
@@ -317,13 +319,18 @@ def _analyse(unit: AnswerUnit, ev: _Evidence, policy: GenerationPolicy) -> _Sent
     if valid and not exempt:
         # Restating the question asserts nothing new, except when replying "yes" to it: then the question's
         # statement is the claim. A bare "no" denies the question's statement: only its overlap is checked.
-        presupposed = frozenset() if reply in ("yes", "bare_yes") else ev.question_words
-        details = unsupported_details(claim_details(claim), [ev.terms[i] for i in valid], presupposed=presupposed)
+        # The same holds for the question's numbers and years: "the 1949 film" restated from the question is
+        # its presupposition, not the answer's claim.
+        asserts_question = reply in ("yes", "bare_yes")
+        presupposed = frozenset() if asserts_question else ev.question_words
+        presupposed_numbers = frozenset() if asserts_question else ev.question_numbers
+        details = unsupported_details(claim_details(claim), [ev.terms[i] for i in valid], presupposed=presupposed,
+                                      presupposed_numbers=presupposed_numbers)
         if reply == "bare_no":
             details = UnsupportedDetails()
         coverage = len(words & cited_words) / len(words) if words else 1.0
         cited_numbers = frozenset().union(*(ev.numbers[i] for i in valid))
-        unsupported = () if reply == "bare_no" else tuple(sorted(sentence_numbers - cited_numbers))
+        unsupported = () if reply == "bare_no" else tuple(sorted(sentence_numbers - cited_numbers - presupposed_numbers))
         cited_keys = frozenset().union(*(ev.key_terms[i] for i in valid))
         sentence_keys = stems & _key_stems(tuple(policy.key_terms))
         unsupported_terms = () if reply == "bare_no" else tuple(sorted(sentence_keys - cited_keys))

@@ -165,3 +165,26 @@ def test_corpus_answers_with_one_detail_changed_are_rejected() -> None:
                 for rid, c in changed]
     assert {c["kind"] for _, c in changed} >= {"entity", "number", "date", "negation"}
     assert sum(rejected) / len(rejected) >= 0.95, [(rid, c["kind"]) for (rid, c), bad in zip(changed, rejected) if not bad]
+
+
+# --- the question's own numbers are its presupposition ------------------------------------------------
+
+SAMSON = make_chunk("HQA_63_0", "Victor John Mature was an American stage, film, and television actor who played "
+                                "Samson in Samson and Delilah.")
+SAMSON_Q = 'Which actor played Samson in the 1949 film "Samson and Delilah"?'
+
+
+def test_a_number_restated_from_the_question_is_not_the_answers_claim() -> None:
+    pack = make_pack(SAMSON_Q, [SAMSON])
+    restated = 'The actor who played Samson in the 1949 film "Samson and Delilah" was Victor John Mature [HQA_63_0].'
+    assert validate_answer_text(restated, pack, POLICY).status == "success"
+
+
+def test_a_number_the_question_lacks_still_needs_the_evidence() -> None:
+    pack = make_pack(SAMSON_Q, [SAMSON])
+    added = 'Victor John Mature played Samson in the 1949 film, aged 36 [HQA_63_0].'
+    assert validate_answer_text(added, pack, POLICY).reason_code == "unsupported_number"
+    # Replying "yes" asserts the question's statement, its numbers included: the evidence must carry them.
+    asked = make_pack("Did Victor Mature play Samson in the 1949 film?", [SAMSON])
+    assert validate_answer_text("Yes [HQA_63_0].", asked, POLICY).status != "success"
+    assert validate_answer_text("Yes, he played Samson in the 1949 film [HQA_63_0].", asked, POLICY).status != "success"
