@@ -22,18 +22,29 @@ from contracts.answer import (
     Citation,
     DraftAnswer,
     GenerationPolicy,
-    SentenceReport,
 )
 from contracts.errors import ContractViolationError
 from contracts.ingest import Chunk
 from contracts.retrieval import ContextPack
 from stages.claim_details import (
-    ClaimDetails,
     EvidenceTerms,
     UnsupportedDetails,
     claim_details,
     evidence_terms,
     unsupported_details,
+)
+from stages.claim_checks import (
+    DETAIL_CHECK_STATUS,
+    AnalysedSentence,
+    check_content_words_supported,
+    check_dates_supported,
+    check_entities_supported,
+    check_key_terms_supported,
+    check_numbers_supported,
+    check_quantities_supported,
+    content_failed,
+    result,
+    sentence_report,
 )
 from stages.injection import INJECTION_FLAG
 from stages.prompt import citable_ids, prompt_chunks
@@ -86,13 +97,13 @@ CHECK_STATUS: dict[str, tuple[str, AnswerStatus]] = {
     "sentences_cited": ("uncited_sentence", "invalid_citations"),
     "has_factual_content": ("empty_answer", "insufficient_context"),
     "claim_coverage": ("low_coverage", "hallucination_detected"),
-    "entities_supported": ("unsupported_entity", "hallucination_detected"),
-    "numbers_supported": ("unsupported_number", "hallucination_detected"),
-    "dates_supported": ("unsupported_date", "hallucination_detected"),
-    "quantities_supported": ("unsupported_quantity", "hallucination_detected"),
-    "key_terms_supported": ("unsupported_key_term", "hallucination_detected"),
+    "entities_supported": DETAIL_CHECK_STATUS["entities_supported"],
+    "numbers_supported": DETAIL_CHECK_STATUS["numbers_supported"],
+    "dates_supported": DETAIL_CHECK_STATUS["dates_supported"],
+    "quantities_supported": DETAIL_CHECK_STATUS["quantities_supported"],
+    "key_terms_supported": DETAIL_CHECK_STATUS["key_terms_supported"],
     "multi_chunk_completeness": ("incomplete_citation", "invalid_citations"),
-    "content_words_supported": ("unsupported_content_word", "hallucination_detected"),
+    "content_words_supported": DETAIL_CHECK_STATUS["content_words_supported"],
     "length_ratio": ("length_ratio", "hallucination_detected"),
 }
 CHECK_ORDER: tuple[str, ...] = tuple(CHECK_STATUS)
@@ -102,13 +113,6 @@ CHECK_ORDER: tuple[str, ...] = tuple(CHECK_STATUS)
 _COMPLETENESS_MIN_WORDS = 2
 _COMPLETENESS_MIN_SHARE = 0.5
 
-# A sentence may word its claim in its own terms, but not mostly: it fails when more than this share of its
-# content words (those not restating the question) is absent from every chunk it cites, and at least
-# _CONTENT_MIN_UNSUPPORTED of them are. Measured on the LLM-style corpus and the HaluEval dev half (README):
-# "half or more" gained 0.03 F1 on HaluEval dev but refused one-word paraphrases the existing tests accept
-# ("Section 420 deals with cheating").
-_CONTENT_MAX_UNSUPPORTED_SHARE = 0.5
-_CONTENT_MIN_UNSUPPORTED = 1
 # A heading or list lead-in may stand uncited when it asserts no specific the pack lacks: up to
 # _HEADING_MAX_WORDS words as a title ("Key facts"); a longer lead-in, up to _LEAD_IN_MAX_WORDS, also needs
 # its content words from the evidence or the question ("Here are some steps to plan a trip to Germany").
@@ -245,24 +249,6 @@ def _phrase_patterns(phrases: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
 # --- per-sentence analysis ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Sentence:
-    text: str
-    cited: tuple[str, ...]
-    valid_cited: tuple[str, ...]
-    words: frozenset[str]
-    exempt: bool
-    coverage: float | None
-    threshold: float
-    unsupported_numbers: tuple[float, ...]
-    unsupported_terms: tuple[str, ...]
-    supplied_by: tuple[str, ...]
-    indicator_phrases: tuple[str, ...]
-    details: UnsupportedDetails
-    content_failed: bool
-    reply: str
-
-
 def _claim_text(sentence: str, question: str) -> tuple[str, str]:
     """What the sentence asserts, and how it replies to the question: ``"statement"``; ``"yes"``/``"no"``
     for a sentence opening with it (the rest is the claim); ``"bare_yes"``/``"bare_no"`` for "yes [A]",
@@ -277,12 +263,6 @@ def _claim_text(sentence: str, question: str) -> tuple[str, str]:
     return rest, reply
 
 
-def _content_failed(details: UnsupportedDetails) -> bool:
-    missing = len(details.content)
-    too_many = missing >= _CONTENT_MIN_UNSUPPORTED and missing > _CONTENT_MAX_UNSUPPORTED_SHARE * max(1, details.content_total)
-    return too_many or bool(details.substituted)
-
-
 def _heading_is_exempt(text: str, ev: _Evidence, policy: GenerationPolicy) -> bool:
     """A title or lead-in asserts nothing when it is short and every entity, date, number and key term in
     it occurs somewhere in the shown evidence or in the question it answers (a longer lead-in: its content
@@ -291,7 +271,7 @@ def _heading_is_exempt(text: str, ev: _Evidence, policy: GenerationPolicy) -> bo
     if words > _LEAD_IN_MAX_WORDS:
         return False
     missing = unsupported_details(claim_details(text), ev.terms.values(), presupposed=ev.question_words | _LEAD_IN_WORDS)
-    if words > _HEADING_MAX_WORDS and _content_failed(missing):
+    if words > _HEADING_MAX_WORDS and content_failed(missing):
         return False
     numbers = set(missing.numbers) - numbers_in(ev.question)  # "Summarised in 200 words:" as the question asked
     pack_keys = frozenset().union(*ev.key_terms.values()) if ev.key_terms else frozenset()
@@ -299,7 +279,7 @@ def _heading_is_exempt(text: str, ev: _Evidence, policy: GenerationPolicy) -> bo
     return not (missing.entities or missing.dates or numbers) and heading_keys <= pack_keys
 
 
-def _analyse(unit: AnswerUnit, ev: _Evidence, policy: GenerationPolicy) -> _Sentence:
+def _analyse(unit: AnswerUnit, ev: _Evidence, policy: GenerationPolicy) -> AnalysedSentence:
     sentence = unit.text
     cited = extract_citations(sentence)
     valid = tuple(i for i in cited if i in ev.citable)
@@ -350,63 +330,15 @@ def _analyse(unit: AnswerUnit, ev: _Evidence, policy: GenerationPolicy) -> _Sent
         for phrase, padded in _phrase_patterns(tuple(policy.indicator_phrases))
         if padded in phrase_text and padded not in evidence_text  # quoting the evidence is not speculation
     )
-    return _Sentence(sentence, cited, valid, words, exempt, coverage, threshold, unsupported, unsupported_terms,
-                     supplied_by, found, details, _content_failed(details), reply)
-
-
-def _sentence_report(s: _Sentence, policy: GenerationPolicy) -> SentenceReport:
-    checks = [
-        CheckResult(name="cited", passed=bool(s.cited) or s.exempt, reason_code=None if (s.cited or s.exempt) else "uncited_sentence"),
-        CheckResult(
-            name="citations_in_pack",
-            passed=len(s.valid_cited) == len(s.cited),
-            reason_code=None if len(s.valid_cited) == len(s.cited) else "invalid_citations",
-            detail=None if len(s.valid_cited) == len(s.cited) else ", ".join(i for i in s.cited if i not in s.valid_cited),
-        ),
-    ]
-    if s.coverage is not None:
-        ok = s.coverage >= s.threshold
-        checks.append(CheckResult(name="coverage", passed=ok, reason_code=None if ok else "low_coverage",
-                                  detail=f"{s.coverage:.2f} vs threshold {s.threshold:.2f}"))
-        d = s.details
-        checks.append(CheckResult(name="entities", passed=not d.entities,
-                                  reason_code="unsupported_entity" if d.entities else None,
-                                  detail=", ".join(d.entities) or None))
-        checks.append(CheckResult(name="dates", passed=not d.dates,
-                                  reason_code="unsupported_date" if d.dates else None,
-                                  detail=", ".join(d.dates) or None))
-        if policy.check_numbers:
-            checks.append(CheckResult(name="quantities", passed=not d.quantities,
-                                      reason_code="unsupported_quantity" if d.quantities else None,
-                                      detail=", ".join(d.quantities) or None))
-        checks.append(CheckResult(name="content_words", passed=not s.content_failed,
-                                  reason_code="unsupported_content_word" if s.content_failed else None,
-                                  detail=_content_detail(d) if d.content else None))
-        if policy.check_numbers:
-            checks.append(CheckResult(name="numbers", passed=not s.unsupported_numbers,
-                                      reason_code="unsupported_number" if s.unsupported_numbers else None,
-                                      detail=", ".join(f"{n:g}" for n in s.unsupported_numbers) or None))
-        if policy.check_key_terms:
-            checks.append(CheckResult(name="key_terms", passed=not s.unsupported_terms,
-                                      reason_code="unsupported_key_term" if s.unsupported_terms else None,
-                                      detail=", ".join(s.unsupported_terms) or None))
-        if policy.check_completeness:
-            checks.append(CheckResult(name="completeness", passed=not s.supplied_by,
-                                      reason_code="incomplete_citation" if s.supplied_by else None,
-                                      detail=("uses uncited " + ", ".join(s.supplied_by)) if s.supplied_by else None))
-    if s.indicator_phrases:
-        checks.append(CheckResult(name="indicator_phrases", passed=False, reason_code="hallucination_detected",
-                                  detail=", ".join(s.indicator_phrases)))
-    return SentenceReport(sentence=s.text, cited_ids=s.cited, coverage=s.coverage, exempt=s.exempt, checks=tuple(checks))
+    return AnalysedSentence(sentence, cited, valid, words, exempt, coverage, threshold, unsupported, unsupported_terms,
+                     supplied_by, found, details, content_failed(details), reply)
 
 
 # --- the named answer-level checks -------------------------------------------------------------------
 
 
 def _result(name: str, failures: list[str], passed_detail: str | None = None) -> CheckResult:
-    if failures:
-        return CheckResult(name=name, passed=False, reason_code=CHECK_STATUS[name][0], detail="; ".join(failures))
-    return CheckResult(name=name, passed=True, detail=passed_detail)
+    return result(name, CHECK_STATUS[name][0], failures, passed_detail)
 
 
 def check_refusal_not_mixed(text: str, policy: GenerationPolicy) -> CheckResult:
@@ -415,19 +347,19 @@ def check_refusal_not_mixed(text: str, policy: GenerationPolicy) -> CheckResult:
     return _result("refusal_not_mixed", ["the refusal sentence appears together with other text"] if mixed else [])
 
 
-def check_indicator_phrases(sentences: list[_Sentence]) -> CheckResult:
+def check_indicator_phrases(sentences: list[AnalysedSentence]) -> CheckResult:
     """No phrase signalling outside knowledge or speculation ("as we know", "I think"...) unless the cited
     evidence itself contains it."""
     found = sorted({p for s in sentences for p in s.indicator_phrases})
     return _result("indicator_phrases", [f"answer contains hallucination indicator: '{p}'" for p in found])
 
 
-def check_has_citation(sentences: list[_Sentence]) -> CheckResult:
+def check_has_citation(sentences: list[AnalysedSentence]) -> CheckResult:
     """At least one citation in the answer."""
     return _result("has_citation", [] if any(s.cited for s in sentences) else ["answer contains no citations"])
 
 
-def check_citations_in_pack(sentences: list[_Sentence], pack: ContextPack) -> CheckResult:
+def check_citations_in_pack(sentences: list[AnalysedSentence], pack: ContextPack) -> CheckResult:
     """Every cited id is a citable source of the pack: exact match, never quarantined nor flagged."""
     quarantined = set(pack.quarantined)
     flagged = {c.semantic_id for c in pack.chunks if INJECTION_FLAG in c.flags}
@@ -438,17 +370,17 @@ def check_citations_in_pack(sentences: list[_Sentence], pack: ContextPack) -> Ch
     return _result("citations_in_pack", [f"invalid citations: {', '.join(failures)}"] if failures else [])
 
 
-def check_sentences_cited(sentences: list[_Sentence]) -> CheckResult:
+def check_sentences_cited(sentences: list[AnalysedSentence]) -> CheckResult:
     """Every factual sentence carries a citation (meta-statements such as "Based on the evidence:" exempt)."""
     return _result("sentences_cited", [f"uncited sentence: {s.text!r}" for s in sentences if not s.cited and not s.exempt])
 
 
-def check_has_factual_content(sentences: list[_Sentence]) -> CheckResult:
+def check_has_factual_content(sentences: list[AnalysedSentence]) -> CheckResult:
     """The answer states something: at least one sentence is not a meta-statement."""
     return _result("has_factual_content", [] if any(not s.exempt for s in sentences) else ["answer states nothing"])
 
 
-def check_claim_coverage(sentences: list[_Sentence]) -> CheckResult:
+def check_claim_coverage(sentences: list[AnalysedSentence]) -> CheckResult:
     """Each cited sentence's content words overlap its cited chunks by at least ``min_coverage``
     (times ``multi_citation_factor`` when it cites several)."""
     return _result(
@@ -457,73 +389,7 @@ def check_claim_coverage(sentences: list[_Sentence]) -> CheckResult:
     )
 
 
-def check_entities_supported(sentences: list[_Sentence]) -> CheckResult:
-    """Every named entity of a sentence (capitalised names, titles, roman numerals: "Attorney General of
-    California", "Charles IV") occurs, word for word, in a chunk it cites, whatever the sentence's overlap."""
-    return _result(
-        "entities_supported",
-        [f"{', '.join(s.details.entities)} not in {', '.join(s.valid_cited)}: {s.text!r}" for s in sentences if s.details.entities],
-    )
-
-
-def check_dates_supported(sentences: list[_Sentence]) -> CheckResult:
-    """Every month name and year in a sentence occurs in a chunk it cites ("October 1973" against a chunk
-    saying "November 1973" fails)."""
-    return _result(
-        "dates_supported",
-        [f"{', '.join(s.details.dates)} not in {', '.join(s.valid_cited)}: {s.text!r}" for s in sentences if s.details.dates],
-    )
-
-
-def check_quantities_supported(sentences: list[_Sentence], policy: GenerationPolicy) -> CheckResult:
-    """A number stated with a unit keeps the unit its cited chunk gives that number ("three years" against
-    a chunk saying "three months" fails, though "three" is there). Switched off with the number check."""
-    if not policy.check_numbers:
-        return CheckResult(name="quantities_supported", passed=True, detail="disabled by policy")
-    return _result(
-        "quantities_supported",
-        [f"{', '.join(s.details.quantities)} not in {', '.join(s.valid_cited)}: {s.text!r}" for s in sentences if s.details.quantities],
-    )
-
-
-def _content_detail(d: UnsupportedDetails) -> str:
-    detail = f"{len(d.content)} of {d.content_total} not in cited chunks: {', '.join(d.content)}"
-    return detail + (f" (in place of the evidence's own qualifier: {', '.join(d.substituted)})" if d.substituted else "")
-
-
-def check_content_words_supported(sentences: list[_Sentence]) -> CheckResult:
-    """A sentence's claim-bearing content words (beyond those restating the question) come mostly from the
-    chunks it cites: more than half absent is a claim the evidence does not make; so is one absent word put
-    where the evidence has its own ("military officer" cited to "police officer")."""
-    return _result(
-        "content_words_supported",
-        [f"{_content_detail(s.details)} ({', '.join(s.valid_cited)}): {s.text!r}" for s in sentences if s.content_failed],
-    )
-
-
-def check_numbers_supported(sentences: list[_Sentence], policy: GenerationPolicy) -> CheckResult:
-    """Every number, amount, duration, date and section number in a sentence appears in a chunk it cites
-    (words and digits normalised: "seven years" == "7 years")."""
-    if not policy.check_numbers:
-        return CheckResult(name="numbers_supported", passed=True, detail="disabled by policy")
-    return _result(
-        "numbers_supported",
-        [f"{', '.join(f'{n:g}' for n in s.unsupported_numbers)} not in {', '.join(s.valid_cited)}: {s.text!r}" for s in sentences if s.unsupported_numbers],
-    )
-
-
-def check_key_terms_supported(sentences: list[_Sentence], policy: GenerationPolicy) -> CheckResult:
-    """Claim-changing words (penalty kinds, negation, limits: ``policy.key_terms``) in a sentence appear in a
-    chunk it cites: "the punishment is death" cited to a chunk without "death" fails, whatever its overlap."""
-    if not policy.check_key_terms:
-        return CheckResult(name="key_terms_supported", passed=True, detail="disabled by policy")
-    return _result(
-        "key_terms_supported",
-        [f"'{', '.join(s.unsupported_terms)}' not in {', '.join(s.valid_cited)}: {s.text!r}" for s in sentences if s.unsupported_terms],
-    )
-
-
-def check_multi_chunk_completeness(sentences: list[_Sentence], policy: GenerationPolicy) -> CheckResult:
+def check_multi_chunk_completeness(sentences: list[AnalysedSentence], policy: GenerationPolicy) -> CheckResult:
     """A sentence whose uncovered content comes from a chunk it does not cite is flagged."""
     if not policy.check_completeness:
         return CheckResult(name="multi_chunk_completeness", passed=True, detail="disabled by policy")
@@ -587,7 +453,7 @@ def validate_answer_text(text: str, pack: ContextPack, policy: GenerationPolicy,
         check_content_words_supported(sentences),
         check_length_ratio(stripped, ev, policy),
     )
-    reports = tuple(_sentence_report(s, policy) for s in sentences)
+    reports = tuple(sentence_report(s, policy) for s in sentences)
     failed = next((c for c in checks if not c.passed), None)
     if failed is not None:
         reason_code, status = CHECK_STATUS[failed.name]
