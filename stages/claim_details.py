@@ -152,6 +152,8 @@ class ClaimDetails:
     content_pairs: tuple[tuple[str, str], ...] = ()
     modifiers: frozenset[str] = frozenset()
     """Roots of words that may qualify the next word: not shaped like a verb or a plural (-s, -ed, -ing)."""
+    stated_numbers: frozenset[float] = frozenset()
+    """Every number the text states, years included (``text_units.numbers_in``), parsed once here."""
 
 
 @dataclass(frozen=True)
@@ -241,6 +243,7 @@ def claim_details(text: str) -> ClaimDetails:
         content=content,
         content_pairs=tuple(pair for pair in _content_pairs(words) if pair[0] in content or pair[1] in content),
         modifiers=frozenset(_root(w) for w in words if len(w) > 3 and not w.endswith(("s", "ed", "ing"))),
+        stated_numbers=numbers,
     )
 
 

@@ -285,7 +285,8 @@ def _analyse(unit: AnswerUnit, ev: _Evidence, policy: GenerationPolicy) -> Analy
     valid = tuple(i for i in cited if i in ev.citable)
     claim, reply = _claim_text(sentence, ev.question)
     words, stems = words_and_stems(claim)
-    sentence_numbers = numbers_in(claim)
+    claim_specifics = claim_details(claim)
+    sentence_numbers = claim_specifics.stated_numbers  # numbers_in(claim), parsed once with the claim's details
     exempt = words <= META_STEMS and not sentence_numbers  # same rule as text_units.is_meta_statement
     if unit.heading and not cited:
         exempt = exempt or _heading_is_exempt(sentence, ev, policy)
@@ -304,7 +305,7 @@ def _analyse(unit: AnswerUnit, ev: _Evidence, policy: GenerationPolicy) -> Analy
         asserts_question = reply in ("yes", "bare_yes")
         presupposed = frozenset() if asserts_question else ev.question_words
         presupposed_numbers = frozenset() if asserts_question else ev.question_numbers
-        details = unsupported_details(claim_details(claim), [ev.terms[i] for i in valid], presupposed=presupposed,
+        details = unsupported_details(claim_specifics, [ev.terms[i] for i in valid], presupposed=presupposed,
                                       presupposed_numbers=presupposed_numbers)
         if reply == "bare_no":
             details = UnsupportedDetails()
