@@ -24,6 +24,7 @@ __all__ = [
     "check_entities_supported",
     "check_dates_supported",
     "check_quantities_supported",
+    "check_comparison_supported",
     "check_content_words_supported",
     "check_numbers_supported",
     "check_key_terms_supported",
@@ -35,6 +36,7 @@ DETAIL_CHECK_STATUS: dict[str, tuple[str, AnswerStatus]] = {
     "numbers_supported": ("unsupported_number", "hallucination_detected"),
     "dates_supported": ("unsupported_date", "hallucination_detected"),
     "quantities_supported": ("unsupported_quantity", "hallucination_detected"),
+    "comparison_supported": ("unsupported_comparison", "hallucination_detected"),
     "key_terms_supported": ("unsupported_key_term", "hallucination_detected"),
     "content_words_supported": ("unsupported_content_word", "hallucination_detected"),
 }
@@ -67,6 +69,8 @@ class AnalysedSentence:
     details: UnsupportedDetails
     content_failed: bool
     reply: str
+    wrong_side: str | None = None
+    """Set when the sentence picks the side of a which-came-first question its evidence contradicts."""
 
 
 def content_failed(details: UnsupportedDetails) -> bool:
@@ -115,6 +119,9 @@ def sentence_report(s: AnalysedSentence, policy: GenerationPolicy) -> SentenceRe
             checks.append(CheckResult(name="completeness", passed=not s.supplied_by,
                                       reason_code="incomplete_citation" if s.supplied_by else None,
                                       detail=("uses uncited " + ", ".join(s.supplied_by)) if s.supplied_by else None))
+    if s.wrong_side is not None:
+        checks.append(CheckResult(name="comparison", passed=False, reason_code="unsupported_comparison",
+                                  detail=s.wrong_side))
     if s.indicator_phrases:
         checks.append(CheckResult(name="indicator_phrases", passed=False, reason_code="hallucination_detected",
                                   detail=", ".join(s.indicator_phrases)))
@@ -168,6 +175,16 @@ def content_detail(d: UnsupportedDetails) -> str:
     """How many content words the cited chunks lack, and which."""
     detail = f"{len(d.content)} of {d.content_total} not in cited chunks: {', '.join(d.content)}"
     return detail + (f" (in place of the evidence's own qualifier: {', '.join(d.substituted)})" if d.substituted else "")
+
+
+def check_comparison_supported(sentences: Sequence[AnalysedSentence]) -> CheckResult:
+    """A sentence answering "which came first, A or B?" picks the side whose year its cited evidence gives
+    first (last for "younger", "later"): "Pablo Trapero was born first" against a chunk giving Trapero 1971
+    and Aleksander Ford 1908 fails (``stages.comparison``). No years for both sides: nothing to check."""
+    return _result(
+        "comparison_supported",
+        [f"{s.wrong_side} ({', '.join(s.valid_cited)}): {s.text!r}" for s in sentences if s.wrong_side],
+    )
 
 
 def check_content_words_supported(sentences: Sequence[AnalysedSentence]) -> CheckResult:

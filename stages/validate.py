@@ -36,6 +36,7 @@ from stages.claim_details import (
 from stages.claim_checks import (
     DETAIL_CHECK_STATUS,
     AnalysedSentence,
+    check_comparison_supported,
     check_content_words_supported,
     check_dates_supported,
     check_entities_supported,
@@ -46,6 +47,7 @@ from stages.claim_checks import (
     result,
     sentence_report,
 )
+from stages.comparison import wrong_side
 from stages.injection import INJECTION_FLAG
 from stages.prompt import citable_ids, prompt_chunks
 from stages.text_units import (
@@ -79,6 +81,7 @@ __all__ = [
     "check_entities_supported",
     "check_dates_supported",
     "check_quantities_supported",
+    "check_comparison_supported",
     "check_content_words_supported",
     "check_numbers_supported",
     "check_key_terms_supported",
@@ -101,6 +104,7 @@ CHECK_STATUS: dict[str, tuple[str, AnswerStatus]] = {
     "numbers_supported": DETAIL_CHECK_STATUS["numbers_supported"],
     "dates_supported": DETAIL_CHECK_STATUS["dates_supported"],
     "quantities_supported": DETAIL_CHECK_STATUS["quantities_supported"],
+    "comparison_supported": DETAIL_CHECK_STATUS["comparison_supported"],
     "key_terms_supported": DETAIL_CHECK_STATUS["key_terms_supported"],
     "multi_chunk_completeness": ("incomplete_citation", "invalid_citations"),
     "content_words_supported": DETAIL_CHECK_STATUS["content_words_supported"],
@@ -297,6 +301,7 @@ def _analyse(unit: AnswerUnit, ev: _Evidence, policy: GenerationPolicy) -> Analy
     unsupported_terms: tuple[str, ...] = ()
     supplied_by: tuple[str, ...] = ()
     details = UnsupportedDetails()
+    side: str | None = None
     if valid and not exempt:
         # Restating the question asserts nothing new, except when replying "yes" to it: then the question's
         # statement is the claim. A bare "no" denies the question's statement: only its overlap is checked.
@@ -309,6 +314,8 @@ def _analyse(unit: AnswerUnit, ev: _Evidence, policy: GenerationPolicy) -> Analy
                                       presupposed_numbers=presupposed_numbers)
         if reply == "bare_no":
             details = UnsupportedDetails()
+        elif reply == "statement":
+            side = wrong_side(claim, ev.question, " ".join(ev.chunks[i].text for i in valid))
         coverage = len(words & cited_words) / len(words) if words else 1.0
         cited_numbers = frozenset().union(*(ev.numbers[i] for i in valid))
         unsupported = () if reply == "bare_no" else tuple(sorted(sentence_numbers - cited_numbers - presupposed_numbers))
@@ -332,7 +339,7 @@ def _analyse(unit: AnswerUnit, ev: _Evidence, policy: GenerationPolicy) -> Analy
         if padded in phrase_text and padded not in evidence_text  # quoting the evidence is not speculation
     )
     return AnalysedSentence(sentence, cited, valid, words, exempt, coverage, threshold, unsupported, unsupported_terms,
-                     supplied_by, found, details, content_failed(details), reply)
+                     supplied_by, found, details, content_failed(details), reply, side)
 
 
 # --- the named answer-level checks -------------------------------------------------------------------
@@ -449,6 +456,7 @@ def validate_answer_text(text: str, pack: ContextPack, policy: GenerationPolicy,
         check_numbers_supported(sentences, policy),
         check_dates_supported(sentences),
         check_quantities_supported(sentences, policy),
+        check_comparison_supported(sentences),
         check_key_terms_supported(sentences, policy),
         check_multi_chunk_completeness(sentences, policy),
         check_content_words_supported(sentences),
