@@ -15,6 +15,7 @@ True
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 
 from stages.claim_details import claim_details
@@ -58,13 +59,16 @@ def _year_after(text: str, start: int, stop: int) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def wrong_side(answer: str, question: str, evidence: str) -> str | None:
+def wrong_side(answer: str, question: str, evidence: str | Iterable[str]) -> str | None:
     """Why the answer picks the side of a which-came-first question that ``evidence`` contradicts (as
     "B (1908) before A (1971)"), or None: not such a question, the answer names neither or both candidates,
-    or the evidence gives no year for one of them (nothing to compare, so no verdict)."""
+    or the evidence gives no year for one of them (nothing to compare, so no verdict). ``evidence``: one
+    text, or several read as one (joined only when the question is a comparison)."""
     order = comparison_order(question)
     if order is None:
         return None
+    if not isinstance(evidence, str):
+        evidence = " ".join(evidence)
     direction, candidates = order
     answer_words = set(re.findall(r"\w+", answer.lower()))
     chosen = [c for c in candidates if set(re.findall(r"\w+", c.lower())) <= answer_words]

@@ -315,7 +315,7 @@ def _analyse(unit: AnswerUnit, ev: _Evidence, policy: GenerationPolicy) -> Analy
         if reply == "bare_no":
             details = UnsupportedDetails()
         elif reply == "statement":
-            side = wrong_side(claim, ev.question, " ".join(ev.chunks[i].text for i in valid))
+            side = wrong_side(claim, ev.question, (ev.chunks[i].text for i in valid))
         coverage = len(words & cited_words) / len(words) if words else 1.0
         cited_numbers = frozenset().union(*(ev.numbers[i] for i in valid))
         unsupported = () if reply == "bare_no" else tuple(sorted(sentence_numbers - cited_numbers - presupposed_numbers))
