@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 from contracts.answer import GenerationPolicy  # noqa: E402
 from contracts.retrieval import ContextPack  # noqa: E402
-from stages import text_units, validate  # noqa: E402
+from stages import claim_details, text_units, validate  # noqa: E402
 from stages.injection import scan_injection  # noqa: E402
 from stages.text_units import split_sentences  # noqa: E402
 from tests.packs import make_chunk, make_pack  # noqa: E402
@@ -70,12 +70,16 @@ def clear_chunk_caches() -> None:
     """As for a pack never validated before in this process (the stemmer's word cache stays warm)."""
     validate._chunk_profile.cache_clear()
     validate._chunk_phrase_text.cache_clear()
+    validate._chunk_terms.cache_clear()
+    claim_details.evidence_terms.cache_clear()
 
 
 def clear_all_caches() -> None:
     """As for the first answer of a fresh process."""
     clear_chunk_caches()
     text_units.stem.cache_clear()
+    claim_details.claim_details.cache_clear()
+    claim_details._root.cache_clear()
 
 
 def timed(fn, repeat: int, *, before=None) -> list[float]:  # noqa: ANN001

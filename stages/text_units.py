@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import NamedTuple
 
 __all__ = [
     "CITATION_GROUP",
@@ -19,6 +20,8 @@ __all__ = [
     "META_WORDS",
     "META_STEMS",
     "split_sentences",
+    "AnswerUnit",
+    "split_answer_units",
     "strip_citations",
     "content_words",
     "stem",
@@ -291,3 +294,96 @@ def words_and_stems(text: str, *, evidence: bool = False) -> tuple[frozenset[str
         if word not in STOPWORDS:
             content.add(stemmed)
     return frozenset(content), frozenset(stems)
+
+
+# --- answers as people and LLMs write them -----------------------------------------------------------
+
+# "1. ", "2) ", "- ", "* ", "+ ", "• " opening a line; a quote's "> ".
+_LIST_MARKER = re.compile(r"^(?:[-*+•‣◦▪]|\d{1,2}[.)])\s+")
+_QUOTE_MARKER = re.compile(r"^(?:>\s?)+")
+_HEADING_MARKER = re.compile(r"^#{1,6}\s+")
+# Markdown emphasis and code marks: "**x**", "__x__", "*x*", "_x_", "`x`" (never inside a citation id).
+_EMPHASIS = re.compile(r"\*\*|__|`|(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])|(?<!\w)_(?=\w)|(?<=\w)_(?!\w)")
+# Cheap pre-test: an emphasis or code mark may be present (an "_" inside a citation id is not one).
+_MARKUP_HINT = re.compile(r"[*`]|(?<!\w)_|_(?!\w)")
+_WHOLLY_EMPHASISED = re.compile(r"^(\*\*|__)[^*_]+\1:?$")
+# A line is finished when it ends a sentence (closing quotes/brackets/emphasis allowed) or with a citation.
+_FINISHED_LINE = re.compile(rf"(?:[.!?][\"'”’)\]*_]*|{CITATION_GROUP.pattern}[.!?;,]?)$")
+_MAY_FINISH = frozenset(".!?\"')]*_;,”’")
+# A bare "Yes." / "No," opening an answer: a reply to the question, said by the sentence after it.
+_BARE_YES_NO = re.compile(r"^(?:yes|no)\s*[.!,:;—–-]?$", re.IGNORECASE)
+
+
+class AnswerUnit(NamedTuple):
+    """One sentence of an answer as written. ``heading`` marks a title or a lead-in line
+    ("## Punishment", "**Key points**", "According to the IPC:"): it names a topic and may
+    stand uncited only if it asserts nothing (the validator decides)."""
+
+    text: str
+    heading: bool = False
+
+
+def _plain_markdown(line: str) -> str:
+    if not _MARKUP_HINT.search(line):
+        return line
+    parts = CITATION_GROUP.split(line)
+    # CITATION_GROUP has one group: odd parts are the ids inside a bracket; keep those as they are.
+    out = []
+    for index, part in enumerate(parts):
+        out.append(f"[{part}]" if index % 2 else _EMPHASIS.sub("", part))
+    return "".join(out)
+
+
+def split_answer_units(text: str) -> list[AnswerUnit]:
+    """Cut an answer into the sentences it really has, as people and LLMs format them.
+
+    List markers, quote marks and markdown emphasis are dropped; a line that does not end a sentence (a
+    hard wrap, a list's lead-in ending in ":" or ",", an item without its citation yet) continues on the
+    next line; a blank line ends a block; a heading or a lead-in ending in ":" becomes a ``heading`` unit; a
+    bare "Yes." line joins the sentence after it. Each block is then cut by :func:`split_sentences`.
+
+    >>> [u.text for u in split_answer_units("Yes.\\n\\n1. **Theft** is punished\\nwith fine [A].\\n2. It is *cognizable* [A].")]
+    ['Yes. Theft is punished with fine [A].', 'It is cognizable [A].']
+    >>> split_answer_units("## Theft\\nTheft is punished [A].")[0]
+    AnswerUnit(text='Theft', heading=True)
+    """
+    units: list[AnswerUnit] = []
+    block: list[str] = []
+
+    def flush() -> None:
+        if not block:
+            return
+        joined = normalise_space(" ".join(block))
+        block.clear()
+        for sentence in split_sentences(joined):
+            units.append(AnswerUnit(sentence))
+
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            flush()
+            continue
+        if line[0] == ">":
+            line = _QUOTE_MARKER.sub("", line).strip()
+        if line[:1] in ("#", "*", "_") and (_HEADING_MARKER.match(line) or _WHOLLY_EMPHASISED.match(line)):
+            flush()
+            units.append(AnswerUnit(normalise_space(_plain_markdown(_HEADING_MARKER.sub("", line))).rstrip(":"), heading=True))
+            continue
+        line = _plain_markdown(_LIST_MARKER.sub("", line)).strip()
+        if not line:
+            continue
+        block.append(line)
+        if line.endswith(":") and not any(CITATION_GROUP.search(part) for part in block):
+            # A lead-in ("The punishments are:", "Based on the evidence:") introduces what follows.
+            units.append(AnswerUnit(normalise_space(" ".join(block)).rstrip(":"), heading=True))
+            block.clear()
+        elif line[-1] in _MAY_FINISH and _FINISHED_LINE.search(line):
+            flush()
+    flush()
+    merged: list[AnswerUnit] = []
+    for unit in units:
+        if merged and not merged[-1].heading and _BARE_YES_NO.match(merged[-1].text):
+            merged[-1] = AnswerUnit(f"{merged[-1].text} {unit.text}", unit.heading)
+        else:
+            merged.append(unit)
+    return merged

@@ -22,20 +22,42 @@ from contracts.answer import (
     Citation,
     DraftAnswer,
     GenerationPolicy,
-    SentenceReport,
 )
 from contracts.errors import ContractViolationError
 from contracts.ingest import Chunk
 from contracts.retrieval import ContextPack
+from stages.claim_details import (
+    EvidenceTerms,
+    UnsupportedDetails,
+    claim_details,
+    evidence_terms,
+    unsupported_details,
+)
+from stages.claim_checks import (
+    DETAIL_CHECK_STATUS,
+    AnalysedSentence,
+    check_comparison_supported,
+    check_content_words_supported,
+    check_dates_supported,
+    check_entities_supported,
+    check_key_terms_supported,
+    check_numbers_supported,
+    check_quantities_supported,
+    content_failed,
+    result,
+    sentence_report,
+)
+from stages.comparison import wrong_side
 from stages.injection import INJECTION_FLAG
 from stages.prompt import citable_ids, prompt_chunks
 from stages.text_units import (
     CITATION_GROUP,
     evidence_numbers,
     META_STEMS,
+    AnswerUnit,
     normalise_space,
     numbers_in,
-    split_sentences,
+    split_answer_units,
     stem,
     strip_citations,
     words_and_stems,
@@ -56,13 +78,18 @@ __all__ = [
     "check_sentences_cited",
     "check_has_factual_content",
     "check_claim_coverage",
+    "check_entities_supported",
+    "check_dates_supported",
+    "check_quantities_supported",
+    "check_comparison_supported",
+    "check_content_words_supported",
     "check_numbers_supported",
     "check_key_terms_supported",
     "check_multi_chunk_completeness",
     "check_length_ratio",
 ]
 
-STAGE_VERSION = "validate.v1"
+STAGE_VERSION = "validate.v2"
 
 # Answer-level check name -> (reason code, status when it fails). The order is the priority for status.
 CHECK_STATUS: dict[str, tuple[str, AnswerStatus]] = {
@@ -73,9 +100,14 @@ CHECK_STATUS: dict[str, tuple[str, AnswerStatus]] = {
     "sentences_cited": ("uncited_sentence", "invalid_citations"),
     "has_factual_content": ("empty_answer", "insufficient_context"),
     "claim_coverage": ("low_coverage", "hallucination_detected"),
-    "numbers_supported": ("unsupported_number", "hallucination_detected"),
-    "key_terms_supported": ("unsupported_key_term", "hallucination_detected"),
+    "entities_supported": DETAIL_CHECK_STATUS["entities_supported"],
+    "numbers_supported": DETAIL_CHECK_STATUS["numbers_supported"],
+    "dates_supported": DETAIL_CHECK_STATUS["dates_supported"],
+    "quantities_supported": DETAIL_CHECK_STATUS["quantities_supported"],
+    "comparison_supported": DETAIL_CHECK_STATUS["comparison_supported"],
+    "key_terms_supported": DETAIL_CHECK_STATUS["key_terms_supported"],
     "multi_chunk_completeness": ("incomplete_citation", "invalid_citations"),
+    "content_words_supported": DETAIL_CHECK_STATUS["content_words_supported"],
     "length_ratio": ("length_ratio", "hallucination_detected"),
 }
 CHECK_ORDER: tuple[str, ...] = tuple(CHECK_STATUS)
@@ -84,6 +116,18 @@ CHECK_ORDER: tuple[str, ...] = tuple(CHECK_STATUS)
 # leave uncovered, and at least this share of them.
 _COMPLETENESS_MIN_WORDS = 2
 _COMPLETENESS_MIN_SHARE = 0.5
+
+# A heading or list lead-in may stand uncited when it asserts no specific the pack lacks: up to
+# _HEADING_MAX_WORDS words as a title ("Key facts"); a longer lead-in, up to _LEAD_IN_MAX_WORDS, also needs
+# its content words from the evidence or the question ("Here are some steps to plan a trip to Germany").
+_HEADING_MAX_WORDS = 8
+_LEAD_IN_MAX_WORDS = 25
+# Words that announce a list rather than claim something ("here are some steps to help you ...").
+_LEAD_IN_WORDS = evidence_terms("step steps point points way ways tip tips key fact facts main thing things help "
+                                "follow following list detail details").stems
+# "Yes", "No" (with "," "." "—" after it) opening a sentence: the reply to a yes/no question.
+# Punctuation, a citation or the end must follow: "No person shall ..." is a claim, not a reply.
+_YES_NO_OPENING = re.compile(r"^\s*(yes|no)\b(?:\s*[,.!:;—–-]+\s*|\s*(?=\[)|\s*$)", re.IGNORECASE)
 
 
 def extract_citations(text: str) -> tuple[str, ...]:
@@ -153,8 +197,12 @@ class _Evidence:
     words: dict[str, frozenset[str]]
     numbers: dict[str, frozenset[float]]
     key_terms: dict[str, frozenset[str]]
+    terms: dict[str, EvidenceTerms]
     citable: frozenset[str]
     context_chars: int
+    question: str
+    question_words: frozenset[str]
+    question_numbers: frozenset[float]
 
 
 def _evidence(pack: ContextPack, policy: GenerationPolicy) -> _Evidence:
@@ -162,6 +210,7 @@ def _evidence(pack: ContextPack, policy: GenerationPolicy) -> _Evidence:
     words: dict[str, frozenset[str]] = {}
     numbers: dict[str, frozenset[float]] = {}
     key_terms: dict[str, frozenset[str]] = {}
+    terms: dict[str, EvidenceTerms] = {}
     keys = _key_stems(tuple(policy.key_terms))
     for chunk in shown:
         prov = chunk.provenance
@@ -172,14 +221,28 @@ def _evidence(pack: ContextPack, policy: GenerationPolicy) -> _Evidence:
         words[chunk.semantic_id] = text_words | head_words
         numbers[chunk.semantic_id] = text_numbers | head_numbers
         key_terms[chunk.semantic_id] = (text_stems | head_stems) & keys
+        # The document's own names (file, code, section) support a sentence naming them ("Under the IPC").
+        names = " ".join(x for x in (heading, prov.doc_code, re.sub(r"\.[A-Za-z0-9]+$", "", prov.filename)) if x)
+        terms[chunk.semantic_id] = _chunk_terms(chunk.text, text_numbers, names, head_numbers)
     return _Evidence(
         chunks={c.semantic_id: c for c in shown},
         words=words,
         numbers=numbers,
         key_terms=key_terms,
+        terms=terms,
         citable=citable_ids(pack, policy),
         context_chars=sum(len(c.text) for c in shown),
+        question=pack.query,
+        question_words=evidence_terms(pack.query).stems,
+        question_numbers=numbers_in(pack.query),
     )
+
+
+@lru_cache(maxsize=4096)
+def _chunk_terms(text: str, numbers: frozenset[float], names: str, name_numbers: frozenset[float]) -> EvidenceTerms:
+    body, label = evidence_terms(text, numbers), evidence_terms(names, name_numbers)
+    return EvidenceTerms(stems=body.stems | label.stems, numbers=body.numbers | label.numbers,
+                         quantities=body.quantities | label.quantities, qualified=body.qualified)
 
 
 @lru_cache(maxsize=64)
@@ -190,40 +253,75 @@ def _phrase_patterns(phrases: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
 # --- per-sentence analysis ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Sentence:
-    text: str
-    cited: tuple[str, ...]
-    valid_cited: tuple[str, ...]
-    words: frozenset[str]
-    exempt: bool
-    coverage: float | None
-    threshold: float
-    unsupported_numbers: tuple[float, ...]
-    unsupported_terms: tuple[str, ...]
-    supplied_by: tuple[str, ...]
-    indicator_phrases: tuple[str, ...]
+def _claim_text(sentence: str, question: str) -> tuple[str, str]:
+    """What the sentence asserts, and how it replies to the question: ``"statement"``; ``"yes"``/``"no"``
+    for a sentence opening with it (the rest is the claim); ``"bare_yes"``/``"bare_no"`` for "yes [A]",
+    whose claim is the question itself (asserted, or denied)."""
+    opening = _YES_NO_OPENING.match(sentence)
+    if opening is None:
+        return sentence, "statement"
+    rest = sentence[opening.end():]
+    reply = opening.group(1).lower()
+    if strip_citations(rest).strip(" .!;,") == "":
+        return f"{question.strip().rstrip('?')} {rest}", f"bare_{reply}"
+    return rest, reply
 
 
-def _analyse(sentence: str, ev: _Evidence, policy: GenerationPolicy) -> _Sentence:
+def _heading_is_exempt(text: str, ev: _Evidence, policy: GenerationPolicy) -> bool:
+    """A title or lead-in asserts nothing when it is short and every entity, date, number and key term in
+    it occurs somewhere in the shown evidence or in the question it answers (a longer lead-in: its content
+    words too)."""
+    words = len(text.split())
+    if words > _LEAD_IN_MAX_WORDS:
+        return False
+    missing = unsupported_details(claim_details(text), ev.terms.values(), presupposed=ev.question_words | _LEAD_IN_WORDS)
+    if words > _HEADING_MAX_WORDS and content_failed(missing):
+        return False
+    numbers = set(missing.numbers) - numbers_in(ev.question)  # "Summarised in 200 words:" as the question asked
+    pack_keys = frozenset().union(*ev.key_terms.values()) if ev.key_terms else frozenset()
+    heading_keys = words_and_stems(text)[1] & _key_stems(tuple(policy.key_terms))
+    return not (missing.entities or missing.dates or numbers) and heading_keys <= pack_keys
+
+
+def _analyse(unit: AnswerUnit, ev: _Evidence, policy: GenerationPolicy) -> AnalysedSentence:
+    sentence = unit.text
     cited = extract_citations(sentence)
     valid = tuple(i for i in cited if i in ev.citable)
-    words, stems = words_and_stems(sentence)
-    sentence_numbers = numbers_in(sentence)
+    claim, reply = _claim_text(sentence, ev.question)
+    words, stems = words_and_stems(claim)
+    claim_specifics = claim_details(claim)
+    sentence_numbers = claim_specifics.stated_numbers  # numbers_in(claim), parsed once with the claim's details
     exempt = words <= META_STEMS and not sentence_numbers  # same rule as text_units.is_meta_statement
+    if unit.heading and not cited:
+        exempt = exempt or _heading_is_exempt(sentence, ev, policy)
     threshold = policy.min_coverage * (policy.multi_citation_factor if len(valid) > 1 else 1.0)
     cited_words: frozenset[str] = frozenset().union(*(ev.words[i] for i in valid)) if valid else frozenset()
     coverage: float | None = None
     unsupported: tuple[float, ...] = ()
     unsupported_terms: tuple[str, ...] = ()
     supplied_by: tuple[str, ...] = ()
+    details = UnsupportedDetails()
+    side: str | None = None
     if valid and not exempt:
+        # Restating the question asserts nothing new, except when replying "yes" to it: then the question's
+        # statement is the claim. A bare "no" denies the question's statement: only its overlap is checked.
+        # The same holds for the question's numbers and years: "the 1949 film" restated from the question is
+        # its presupposition, not the answer's claim.
+        asserts_question = reply in ("yes", "bare_yes")
+        presupposed = frozenset() if asserts_question else ev.question_words
+        presupposed_numbers = frozenset() if asserts_question else ev.question_numbers
+        details = unsupported_details(claim_specifics, [ev.terms[i] for i in valid], presupposed=presupposed,
+                                      presupposed_numbers=presupposed_numbers)
+        if reply == "bare_no":
+            details = UnsupportedDetails()
+        elif reply == "statement":
+            side = wrong_side(claim, ev.question, (ev.chunks[i].text for i in valid))
         coverage = len(words & cited_words) / len(words) if words else 1.0
         cited_numbers = frozenset().union(*(ev.numbers[i] for i in valid))
-        unsupported = tuple(sorted(sentence_numbers - cited_numbers))
+        unsupported = () if reply == "bare_no" else tuple(sorted(sentence_numbers - cited_numbers - presupposed_numbers))
         cited_keys = frozenset().union(*(ev.key_terms[i] for i in valid))
         sentence_keys = stems & _key_stems(tuple(policy.key_terms))
-        unsupported_terms = tuple(sorted(sentence_keys - cited_keys))
+        unsupported_terms = () if reply == "bare_no" else tuple(sorted(sentence_keys - cited_keys))
         uncovered = words - cited_words
         if len(uncovered) >= _COMPLETENESS_MIN_WORDS:
             supplied_by = tuple(
@@ -233,56 +331,22 @@ def _analyse(sentence: str, ev: _Evidence, policy: GenerationPolicy) -> _Sentenc
                 and len(uncovered & other_words) >= _COMPLETENESS_MIN_WORDS
                 and len(uncovered & other_words) >= _COMPLETENESS_MIN_SHARE * len(uncovered)
             )
-    phrase_text = _chunk_phrase_text(strip_citations(sentence))
+    phrase_text = _chunk_phrase_text(strip_citations(claim))
     evidence_text = " ".join(_chunk_phrase_text(ev.chunks[i].text) for i in valid)
     found = tuple(
         phrase
         for phrase, padded in _phrase_patterns(tuple(policy.indicator_phrases))
         if padded in phrase_text and padded not in evidence_text  # quoting the evidence is not speculation
     )
-    return _Sentence(sentence, cited, valid, words, exempt, coverage, threshold, unsupported, unsupported_terms,
-                     supplied_by, found)
-
-
-def _sentence_report(s: _Sentence, policy: GenerationPolicy) -> SentenceReport:
-    checks = [
-        CheckResult(name="cited", passed=bool(s.cited) or s.exempt, reason_code=None if (s.cited or s.exempt) else "uncited_sentence"),
-        CheckResult(
-            name="citations_in_pack",
-            passed=len(s.valid_cited) == len(s.cited),
-            reason_code=None if len(s.valid_cited) == len(s.cited) else "invalid_citations",
-            detail=None if len(s.valid_cited) == len(s.cited) else ", ".join(i for i in s.cited if i not in s.valid_cited),
-        ),
-    ]
-    if s.coverage is not None:
-        ok = s.coverage >= s.threshold
-        checks.append(CheckResult(name="coverage", passed=ok, reason_code=None if ok else "low_coverage",
-                                  detail=f"{s.coverage:.2f} vs threshold {s.threshold:.2f}"))
-        if policy.check_numbers:
-            checks.append(CheckResult(name="numbers", passed=not s.unsupported_numbers,
-                                      reason_code="unsupported_number" if s.unsupported_numbers else None,
-                                      detail=", ".join(f"{n:g}" for n in s.unsupported_numbers) or None))
-        if policy.check_key_terms:
-            checks.append(CheckResult(name="key_terms", passed=not s.unsupported_terms,
-                                      reason_code="unsupported_key_term" if s.unsupported_terms else None,
-                                      detail=", ".join(s.unsupported_terms) or None))
-        if policy.check_completeness:
-            checks.append(CheckResult(name="completeness", passed=not s.supplied_by,
-                                      reason_code="incomplete_citation" if s.supplied_by else None,
-                                      detail=("uses uncited " + ", ".join(s.supplied_by)) if s.supplied_by else None))
-    if s.indicator_phrases:
-        checks.append(CheckResult(name="indicator_phrases", passed=False, reason_code="hallucination_detected",
-                                  detail=", ".join(s.indicator_phrases)))
-    return SentenceReport(sentence=s.text, cited_ids=s.cited, coverage=s.coverage, exempt=s.exempt, checks=tuple(checks))
+    return AnalysedSentence(sentence, cited, valid, words, exempt, coverage, threshold, unsupported, unsupported_terms,
+                     supplied_by, found, details, content_failed(details), reply, side)
 
 
 # --- the named answer-level checks -------------------------------------------------------------------
 
 
 def _result(name: str, failures: list[str], passed_detail: str | None = None) -> CheckResult:
-    if failures:
-        return CheckResult(name=name, passed=False, reason_code=CHECK_STATUS[name][0], detail="; ".join(failures))
-    return CheckResult(name=name, passed=True, detail=passed_detail)
+    return result(name, CHECK_STATUS[name][0], failures, passed_detail)
 
 
 def check_refusal_not_mixed(text: str, policy: GenerationPolicy) -> CheckResult:
@@ -291,19 +355,19 @@ def check_refusal_not_mixed(text: str, policy: GenerationPolicy) -> CheckResult:
     return _result("refusal_not_mixed", ["the refusal sentence appears together with other text"] if mixed else [])
 
 
-def check_indicator_phrases(sentences: list[_Sentence]) -> CheckResult:
+def check_indicator_phrases(sentences: list[AnalysedSentence]) -> CheckResult:
     """No phrase signalling outside knowledge or speculation ("as we know", "I think"...) unless the cited
     evidence itself contains it."""
     found = sorted({p for s in sentences for p in s.indicator_phrases})
     return _result("indicator_phrases", [f"answer contains hallucination indicator: '{p}'" for p in found])
 
 
-def check_has_citation(sentences: list[_Sentence]) -> CheckResult:
+def check_has_citation(sentences: list[AnalysedSentence]) -> CheckResult:
     """At least one citation in the answer."""
     return _result("has_citation", [] if any(s.cited for s in sentences) else ["answer contains no citations"])
 
 
-def check_citations_in_pack(sentences: list[_Sentence], pack: ContextPack) -> CheckResult:
+def check_citations_in_pack(sentences: list[AnalysedSentence], pack: ContextPack) -> CheckResult:
     """Every cited id is a citable source of the pack: exact match, never quarantined nor flagged."""
     quarantined = set(pack.quarantined)
     flagged = {c.semantic_id for c in pack.chunks if INJECTION_FLAG in c.flags}
@@ -314,17 +378,17 @@ def check_citations_in_pack(sentences: list[_Sentence], pack: ContextPack) -> Ch
     return _result("citations_in_pack", [f"invalid citations: {', '.join(failures)}"] if failures else [])
 
 
-def check_sentences_cited(sentences: list[_Sentence]) -> CheckResult:
+def check_sentences_cited(sentences: list[AnalysedSentence]) -> CheckResult:
     """Every factual sentence carries a citation (meta-statements such as "Based on the evidence:" exempt)."""
     return _result("sentences_cited", [f"uncited sentence: {s.text!r}" for s in sentences if not s.cited and not s.exempt])
 
 
-def check_has_factual_content(sentences: list[_Sentence]) -> CheckResult:
+def check_has_factual_content(sentences: list[AnalysedSentence]) -> CheckResult:
     """The answer states something: at least one sentence is not a meta-statement."""
     return _result("has_factual_content", [] if any(not s.exempt for s in sentences) else ["answer states nothing"])
 
 
-def check_claim_coverage(sentences: list[_Sentence]) -> CheckResult:
+def check_claim_coverage(sentences: list[AnalysedSentence]) -> CheckResult:
     """Each cited sentence's content words overlap its cited chunks by at least ``min_coverage``
     (times ``multi_citation_factor`` when it cites several)."""
     return _result(
@@ -333,29 +397,7 @@ def check_claim_coverage(sentences: list[_Sentence]) -> CheckResult:
     )
 
 
-def check_numbers_supported(sentences: list[_Sentence], policy: GenerationPolicy) -> CheckResult:
-    """Every number, amount, duration, date and section number in a sentence appears in a chunk it cites
-    (words and digits normalised: "seven years" == "7 years")."""
-    if not policy.check_numbers:
-        return CheckResult(name="numbers_supported", passed=True, detail="disabled by policy")
-    return _result(
-        "numbers_supported",
-        [f"{', '.join(f'{n:g}' for n in s.unsupported_numbers)} not in {', '.join(s.valid_cited)}: {s.text!r}" for s in sentences if s.unsupported_numbers],
-    )
-
-
-def check_key_terms_supported(sentences: list[_Sentence], policy: GenerationPolicy) -> CheckResult:
-    """Claim-changing words (penalty kinds, negation, limits: ``policy.key_terms``) in a sentence appear in a
-    chunk it cites: "the punishment is death" cited to a chunk without "death" fails, whatever its overlap."""
-    if not policy.check_key_terms:
-        return CheckResult(name="key_terms_supported", passed=True, detail="disabled by policy")
-    return _result(
-        "key_terms_supported",
-        [f"'{', '.join(s.unsupported_terms)}' not in {', '.join(s.valid_cited)}: {s.text!r}" for s in sentences if s.unsupported_terms],
-    )
-
-
-def check_multi_chunk_completeness(sentences: list[_Sentence], policy: GenerationPolicy) -> CheckResult:
+def check_multi_chunk_completeness(sentences: list[AnalysedSentence], policy: GenerationPolicy) -> CheckResult:
     """A sentence whose uncovered content comes from a chunk it does not cite is flagged."""
     if not policy.check_completeness:
         return CheckResult(name="multi_chunk_completeness", passed=True, detail="disabled by policy")
@@ -401,7 +443,7 @@ def validate_answer_text(text: str, pack: ContextPack, policy: GenerationPolicy,
                                 "the model found the evidence insufficient", policy, pack, (refused,))
         return answer.model_copy(update={"backend": backend})
     ev = _evidence(pack, policy)
-    sentences = [_analyse(s, ev, policy) for s in split_sentences(stripped)]
+    sentences = [_analyse(u, ev, policy) for u in split_answer_units(stripped)]
     checks = (
         check_refusal_not_mixed(stripped, policy),
         check_indicator_phrases(sentences),
@@ -410,12 +452,17 @@ def validate_answer_text(text: str, pack: ContextPack, policy: GenerationPolicy,
         check_sentences_cited(sentences),
         check_has_factual_content(sentences),
         check_claim_coverage(sentences),
+        check_entities_supported(sentences),
         check_numbers_supported(sentences, policy),
+        check_dates_supported(sentences),
+        check_quantities_supported(sentences, policy),
+        check_comparison_supported(sentences),
         check_key_terms_supported(sentences, policy),
         check_multi_chunk_completeness(sentences, policy),
+        check_content_words_supported(sentences),
         check_length_ratio(stripped, ev, policy),
     )
-    reports = tuple(_sentence_report(s, policy) for s in sentences)
+    reports = tuple(sentence_report(s, policy) for s in sentences)
     failed = next((c for c in checks if not c.passed), None)
     if failed is not None:
         reason_code, status = CHECK_STATUS[failed.name]
