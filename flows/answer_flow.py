@@ -188,6 +188,7 @@ def answer_flow(
     llm_model: str | None = None,
     store: str | None = None,
     embedder: str = "minilm",
+    llm_base_url: str | None = None,
     refusal_text: str | None = None,
     min_confidence: float | None = None,
     overrides: dict[str, str] | None = None,
@@ -195,7 +196,8 @@ def answer_flow(
     """Answer one question from the indexed documents of (tenant, project), or refuse with a reason.
 
     ``overrides`` are ``--set key=value`` pairs for any RetrieveConfig or GenerationPolicy field
-    (``dense_weight=1``, ``min_confidence=0.7``), validated by those models.
+    (``dense_weight=1``, ``min_confidence=0.7``), validated by those models. ``llm_base_url`` is the
+    OpenAI-compatible server of this call (the HTTP API's per-request LLM settings).
     """
     settings = Settings()
     store_root = str(Path(store or settings.home).resolve())
@@ -204,7 +206,7 @@ def answer_flow(
     run = None
     try:
         policy = build_policy(settings, refusal_text=refusal_text, min_confidence=min_confidence)
-        spec = llm_spec_from_settings(settings, llm, llm_model)
+        spec = llm_spec_from_settings(settings, llm, llm_model, llm_base_url)
         # Precedence, lowest first: process settings, the project's standing settings, this call's top_k,
         # this call's own --set pairs.
         retrieve_cfg = RetrieveConfig(top_k=settings.top_k)

@@ -440,6 +440,33 @@ def cmd_server(args: argparse.Namespace) -> int:
     return serve_deployments(root, with_worker=not args.no_worker)
 
 
+# ------------------------------------------------------------------------------------------ api
+
+
+def cmd_api(args: argparse.Namespace) -> int:
+    """Serve the HTTP API (FastAPI + uvicorn) for this store until interrupted."""
+    from flows.settings import configure_query_process
+
+    configure_query_process()
+    root = _prepare(args)
+    import uvicorn
+
+    from api.app import ApiConfig, create_app
+    from api.auth import OpenAuthenticator
+    from flows.runners import local_run_settings
+
+    if args.no_auth and args.host not in ("127.0.0.1", "localhost", "::1"):
+        raise SystemExit("citebound: --no-auth serves loopback only (--host 127.0.0.1)")
+    cfg = ApiConfig(store_root=root, llm_hosts=frozenset(args.llm_host),
+                    authenticator=OpenAuthenticator() if args.no_auth else None)
+    app = create_app(cfg)
+    with local_run_settings(os.environ.get("PREFECT_API_URL")):
+        app.state.engine.warm_up()
+        print(f"citebound API for {root} on http://{args.host}:{args.port} (OpenAPI at /docs)", file=sys.stderr)
+        uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return 0
+
+
 # ------------------------------------------------------------------------------------------ parser
 
 
@@ -526,6 +553,15 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--index-type", choices=["flat", "hnsw"])
     common(sp, scope=False)
     sp.set_defaults(func=cmd_remove)
+
+    sp = sub.add_parser("api", help="serve the HTTP API (FastAPI; OpenAPI at /docs)")
+    sp.add_argument("--host", default="127.0.0.1")
+    sp.add_argument("--port", type=int, default=8000)
+    sp.add_argument("--no-auth", action="store_true", help="no keys: every caller is one local user (loopback only)")
+    sp.add_argument("--llm-host", action="append", default=[],
+                    help="a host requests may name as their OpenAI-compatible server besides loopback (repeatable)")
+    common(sp, scope=False)
+    sp.set_defaults(func=cmd_api)
 
     sp = sub.add_parser("server", help="run a local Prefect server + worker with citebound's deployments")
     sp.add_argument("--stop", action="store_true")
