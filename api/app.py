@@ -10,6 +10,7 @@ nothing is read from or written to the process environment per request.
 
 # No `from __future__ import annotations`: FastAPI resolves the handlers' annotations, some of them local.
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated
@@ -19,7 +20,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from api.auth import Authenticator, Caller, OpenAuthenticator
+from api.auth import Authenticator, Caller, KeyAuthenticator, OpenAuthenticator, RateLimiter
+from api.db import Database
 from api.engine import Engine, EngineConfig, NotFound
 from api.models import (
     DifyRecord,
@@ -47,6 +49,9 @@ class ApiConfig:
     llm_hosts: frozenset[str] = field(default_factory=frozenset)
     max_body_bytes: int = 64 * 1024
     max_upload_bytes: int = 50 * 1024 * 1024
+    # Keys, the document registry and the run index; None = keyless local mode (OpenAuthenticator).
+    db: Database | None = None
+    rate_per_minute: float = 600.0
     authenticator: Authenticator | None = None
 
 
@@ -62,7 +67,8 @@ def _error(status: int, error: str, detail: str | None = None) -> JSONResponse:
 
 def create_app(cfg: ApiConfig) -> FastAPI:
     engine = Engine(EngineConfig(store_root=cfg.store_root, embedder=cfg.embedder, llm_hosts=cfg.llm_hosts))
-    auth = cfg.authenticator or OpenAuthenticator()
+    db = cfg.db
+    auth = cfg.authenticator or (KeyAuthenticator(db, RateLimiter(cfg.rate_per_minute)) if db else OpenAuthenticator())
     app = FastAPI(title="citebound", version=VERSION,
                   description="Grounded answers from your documents, each claim citing a checked chunk; "
                               "refusals carry a reason code.")
@@ -136,11 +142,14 @@ def create_app(cfg: ApiConfig) -> FastAPI:
                 return engine.retrieve(body.query, tenant=tenant, project=body.project_id, k=body.k,
                                        settings=body.settings)
             llm = body.llm
-            return engine.answer(body.query, tenant=tenant, project=body.project_id, k=body.k,
-                                 settings=body.settings, llm=llm.backend if llm else None,
-                                 llm_model=llm.model if llm else None, llm_base_url=llm.base_url if llm else None)
+            answer = engine.answer(body.query, tenant=tenant, project=body.project_id, k=body.k,
+                                   settings=body.settings, llm=llm.backend if llm else None,
+                                   llm_model=llm.model if llm else None, llm_base_url=llm.base_url if llm else None)
         except ConfigError as exc:
             raise ApiError(422, "invalid_settings", str(exc)) from exc
+        if db is not None and answer.run_id:
+            db.record_run(answer.run_id, tenant, "answer")
+        return answer
 
     @app.post("/retrieval", response_model=DifyRetrievalResponse)
     def dify_retrieval(body: DifyRetrievalRequest, who: Authed) -> DifyRetrievalResponse:
@@ -180,6 +189,11 @@ def create_app(cfg: ApiConfig) -> FastAPI:
             except CiteboundError as exc:
                 raise ApiError(422, "ingest_failed", str(exc)) from exc
             fr = report.files[0]
+            if db is not None:
+                if report.run_id:
+                    db.record_run(report.run_id, who.tenant, "ingest")
+                if fr.doc_key and fr.status != "error":
+                    db.record_document(fr.doc_key, who.tenant, project_id, Path(fr.path).name, fr.doc_code)
             out.append(UploadReport(filename=Path(fr.path).name, status=fr.status, doc_key=fr.doc_key,
                                     doc_code=fr.doc_code, n_pages=fr.n_pages, n_chunks=fr.n_chunks,
                                     quarantined=fr.quarantined, reason=fr.reason, message=fr.message,
@@ -189,8 +203,21 @@ def create_app(cfg: ApiConfig) -> FastAPI:
     @app.delete("/documents/{doc}", responses={404: {"model": ErrorBody}})
     def delete_document(doc: str, who: Authed) -> dict[str, list[str]]:
         try:
-            return {"removed": list(engine.remove_document(doc, tenant=who.tenant))}
+            removed = engine.remove_document(doc, tenant=who.tenant)
         except NotFound as exc:
             raise ApiError(404, "not_found", f"no document {doc!r}") from exc
+        for key in removed:
+            if db is not None:
+                db.forget_document(key)
+        return {"removed": list(removed)}
+
+    @app.get("/runs/{run_id}", responses={404: {"model": ErrorBody}})
+    def run(run_id: str, who: Authed) -> dict:
+        record = engine.run(run_id)
+        owner = (db.run_tenant(run_id) if db is not None else None) or (
+            dict(record.parameters).get("tenant") if record is not None else None)
+        if record is None or record.run_id != run_id or owner != who.tenant:
+            raise ApiError(404, "not_found", f"no run {run_id!r}")
+        return json.loads(record.model_dump_json())
 
     return app

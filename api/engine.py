@@ -185,6 +185,12 @@ class Engine:
                 Path(entry.path).unlink(missing_ok=True)
         return removed
 
+    def run(self, run_id: str):  # noqa: ANN201 - RunRecord | None
+        try:
+            return self.store.get_run(run_id)
+        except Exception:  # noqa: BLE001 - unknown, malformed or unreadable ids are all "no such run"
+            return None
+
     # ------------------------------------------------------------------ sources
 
     def source(self, semantic_id: str, *, tenant: str) -> Chunk:
