@@ -20,6 +20,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from api.client import store_id
 from api.auth import Authenticator, Caller, KeyAuthenticator, OpenAuthenticator, RateLimiter
 from api.db import Database
 from api.engine import Engine, EngineConfig, NotFound
@@ -131,7 +132,7 @@ def create_app(cfg: ApiConfig) -> FastAPI:
 
     @app.get("/health", response_model=Health)
     def health() -> Health:
-        return Health(ok=True, version=VERSION)
+        return Health(ok=True, version=VERSION, store_id=store_id(cfg.store_root))
 
     @app.post("/rag/query", response_model=QueryResponse,
               responses={403: {"model": ErrorBody}, 422: {"model": ErrorBody}})

@@ -118,3 +118,4 @@ class SourceView(_Body):
 class Health(_Body):
     ok: bool
     version: str
+    store_id: str = Field(description="a hash naming the store this API serves (the CLI uses it to find its API)")

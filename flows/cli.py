@@ -28,18 +28,18 @@ def _prepare(args: argparse.Namespace, *, prefect: bool = True) -> Path:
     root = _store_root(args)
     root.mkdir(parents=True, exist_ok=True)
     os.environ["CITEBOUND_HOME"] = str(root)
-    if args.command in ("ask", "retrieve"):
+    if args.command in ("ask", "retrieve", "api"):
         configure_query_process()
     configure_process_env(root)
     if prefect and os.environ.get("CITEBOUND_PREFECT", "background") == "background":
         from flows.server import ensure_server
 
         t0 = time.perf_counter()
-        ensure_server(root)
+        ensure_server()
         took = time.perf_counter() - t0
         if took > 3:
-            print(f"(started a local Prefect server for this store in {took:.1f} s; later runs reuse it)",
-                  file=sys.stderr)
+            print(f"(started your local Prefect server in {took:.1f} s; later commands reuse it; "
+                  "`citebound server --stop` ends it)", file=sys.stderr)
     return root
 
 
@@ -116,10 +116,42 @@ def _questions(args: argparse.Namespace) -> list[str]:
     return [args.question]
 
 
-def _use_service() -> bool:
-    """Forward questions to the store's warm answer service, unless told not to (tests run in-process)."""
-    return (os.environ.get("CITEBOUND_SERVICE", "on") != "off"
-            and os.environ.get("CITEBOUND_PREFECT", "background") == "background")
+def _running_api(args: argparse.Namespace):  # noqa: ANN202 - api.client.ApiClient | None
+    """The user's running ``citebound api`` for this store, if any (the warm path: no torch/Prefect here)."""
+    if os.environ.get("CITEBOUND_PREFECT", "background") != "background":
+        return None  # tests and ephemeral runs stay in-process
+    from api.client import api_for_store
+    from flows.settings import Settings
+
+    settings = Settings()
+    return api_for_store(_store_root(args), settings.api_url, settings.api_key)
+
+
+def _edge_settings(overrides: dict[str, str]) -> dict[str, str]:
+    """This process's CITEBOUND_* answer settings, resolved here and sent with the request (the API's own
+    environment must not decide them)."""
+    from flows.settings import Settings
+
+    settings = Settings()
+    edge = {}
+    if settings.min_confidence is not None:
+        edge["min_confidence"] = str(settings.min_confidence)
+    if settings.refusal_text:
+        edge["refusal_text"] = settings.refusal_text
+    return {**edge, **overrides}
+
+
+def _llm_choice(args: argparse.Namespace) -> dict[str, str] | None:
+    from flows.settings import Settings
+
+    settings = Settings()
+    backend = (args.llm or settings.llm).strip().lower()
+    if backend != "openai":
+        return {"backend": backend}
+    choice = {"backend": "openai", "model": args.llm_model or settings.llm_model}
+    if settings.openai_base_url:
+        choice["base_url"] = settings.openai_base_url
+    return choice
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
@@ -131,19 +163,23 @@ def cmd_ask(args: argparse.Namespace) -> int:
         validate_overrides(overrides)  # a bad key or value fails here, loudly
     params = dict(tenant=args.tenant, project=args.project, top_k=args.top_k, llm=args.llm, llm_model=args.llm_model,
                   overrides=overrides or None)
-    if _use_service():
-        # The warm path: no torch/Prefect import here; the resident service runs the same answer flow.
+    client = _running_api(args)
+    if client is not None:
         from contracts import Answer
-        from flows.service import ask_service, ensure_service
 
-        root = _store_root(args)
-        root.mkdir(parents=True, exist_ok=True)
-        t0 = time.perf_counter()
-        state = ensure_service(root)
-        if time.perf_counter() - t0 > 3:
-            print(f"(started citebound's answer service for this store in {time.perf_counter() - t0:.1f} s; "
-                  "later questions reuse it; `citebound server --stop` ends it)", file=sys.stderr)
-        answers = (Answer.model_validate(ask_service(state, question=q, **params)) for q in questions)
+        settings = _edge_settings(overrides)
+        llm = _llm_choice(args)
+
+        def via_api():  # noqa: ANN202
+            try:
+                for q in questions:
+                    body = {"query": q, "tenant_id": args.tenant, "project_id": args.project, "k": args.top_k,
+                            "mode": "answer", "llm": llm, "settings": settings or None}
+                    yield Answer.model_validate(client.query(body))
+            finally:
+                client.close()
+
+        answers = via_api()
     else:
         root = _prepare(args)
         from flows.answer_flow import answer_flow
@@ -172,8 +208,31 @@ def cmd_ask(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------------------------------ retrieve
 
 
+def _print_retrieval(q: str, result, as_json: bool) -> None:  # noqa: ANN001
+    if as_json:
+        print(result.model_dump_json())
+        return
+    print(f"Q: {q}  [intent {result.query_analysis.intent}]")
+    for item in result.results:
+        m = item.metadata
+        print(f"  {item.rank}. [{item.source_id}] conf {item.confidence:.2f}  {m.filename} p.{m.page}"
+              f"  {item.content_snippet[:90]!r}")
+
+
 def cmd_retrieve(args: argparse.Namespace) -> int:
     questions = _questions(args)
+    client = _running_api(args)
+    if client is not None:
+        from contracts import RetrievalResult
+
+        try:
+            for q in questions:
+                body = {"query": q, "tenant_id": args.tenant, "project_id": args.project, "k": args.top_k,
+                        "mode": "retrieval_only", "settings": {"mode": args.mode}}
+                _print_retrieval(q, RetrievalResult.model_validate(client.query(body)), args.json)
+        finally:
+            client.close()
+        return 0
     root = _prepare(args, prefect=False)
     from contracts import AnswerRequest, ArtifactStore, RetrievalResult, RetrieveConfig
     from flows.ingest_flow import INDEX_POINTER
@@ -196,15 +255,7 @@ def cmd_retrieve(args: argparse.Namespace) -> int:
         req = request_task.fn(str(root), AnswerRequest(query=q, tenant_id=args.tenant, project_id=args.project,
                                                        top_k=cfg.top_k))
         step = retrieve_task.fn(str(root), req.output, index_ref, cfg)
-        result = store.get(step.output, RetrievalResult)
-        if args.json:
-            print(result.model_dump_json())
-        else:
-            print(f"Q: {q}  [intent {result.query_analysis.intent}]")
-            for item in result.results:
-                m = item.metadata
-                print(f"  {item.rank}. [{item.source_id}] conf {item.confidence:.2f}  {m.filename} p.{m.page}"
-                      f"  {item.content_snippet[:90]!r}")
+        _print_retrieval(q, store.get(step.output, RetrievalResult), args.json)
     return 0
 
 
@@ -286,9 +337,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
         outcomes.append(answer.status == "success")
     expected = [True] * (len(questions) - 1) + [False]
     if os.environ.get("CITEBOUND_PREFECT", "background") == "background":
-        print(f"(A local Prefect server keeps running for this store, so later commands start fast. Try\n"
-              f" citebound --store {root} ask \"What is theft?\"   and stop it with   "
-              f"citebound --store {root} server --stop)")
+        print(f"(Your local Prefect server keeps running, so later commands start fast. Try\n"
+              f" citebound --store {root} ask \"What is theft?\"   and stop it with   citebound server --stop)")
     if outcomes == expected:
         print(f"Demo OK: {len(questions) - 1} grounded, cited answers and 1 refusal, as expected.")
         return 0
@@ -430,10 +480,10 @@ def cmd_server(args: argparse.Namespace) -> int:
     from flows import server
 
     if args.stop:
-        print("stopped" if server.stop_server(root) else "nothing was running")
+        print("stopped" if server.stop_server() else "nothing was running")
         return 0
     if args.status:
-        print(json.dumps(server.server_status(root)))
+        print(json.dumps(server.server_status()))
         return 0
     from flows.deploy import serve_deployments
 
@@ -618,7 +668,8 @@ def build_parser() -> argparse.ArgumentParser:
     common(sp, scope=False)
     sp.set_defaults(func=cmd_keys)
 
-    sp = sub.add_parser("server", help="run a local Prefect server + worker with citebound's deployments")
+    sp = sub.add_parser("server", help="your local Prefect server: deploy this store's flows and run a worker; "
+                                       "--stop / --status")
     sp.add_argument("--stop", action="store_true")
     sp.add_argument("--status", action="store_true")
     sp.add_argument("--no-worker", action="store_true")

@@ -28,7 +28,9 @@ def api(tmp_path_factory, prefect_harness, module_backends):
 
 def test_health_and_openapi(api):
     with api.client() as c:
-        assert c.get("/health").json() == {"ok": True, "version": "1"}
+        from api.client import store_id
+
+        assert c.get("/health").json() == {"ok": True, "version": "1", "store_id": store_id(api.store_root)}
         paths = c.get("/openapi.json").json()["paths"]
         assert {"/rag/query", "/retrieval", "/sources/{semantic_id}", "/documents", "/documents/{doc}"} <= set(paths)
         assert c.get("/docs").status_code == 200
