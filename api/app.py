@@ -17,7 +17,7 @@ from typing import Annotated
 
 from fastapi import Depends, FastAPI, File, Form, Request, UploadFile
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from api.client import store_id
@@ -31,6 +31,7 @@ from api.models import (
     DocumentList,
     ErrorBody,
     Health,
+    HighlightView,
     QueryRequest,
     QueryResponse,
     SourceView,
@@ -173,6 +174,41 @@ def create_app(cfg: ApiConfig) -> FastAPI:
             return SourceView(semantic_id=semantic_id, chunk=engine.source(semantic_id, tenant=who.tenant))
         except NotFound as exc:
             raise ApiError(404, "not_found", f"no source {semantic_id!r}") from exc
+
+    def _chunk_page(semantic_id: str, who: Caller, page: int | None):  # noqa: ANN202
+        try:
+            chunk = engine.source(semantic_id, tenant=who.tenant)
+        except NotFound as exc:
+            raise ApiError(404, "not_found", f"no source {semantic_id!r}") from exc
+        prov = chunk.provenance
+        page = page or prov.page
+        if not prov.page <= page <= prov.page_end:
+            raise ApiError(404, "not_found", f"source {semantic_id!r} is on pages {prov.page}-{prov.page_end}")
+        return chunk, page
+
+    @app.get("/sources/{semantic_id}/highlights", response_model=HighlightView, responses={404: {"model": ErrorBody}})
+    def source_highlights(semantic_id: str, who: Authed, page: int | None = None) -> HighlightView:
+        chunk, page = _chunk_page(semantic_id, who, page)
+        found = engine.highlights(chunk)
+        if found is None:
+            return HighlightView(semantic_id=semantic_id, page=page, has_page_image=False, matched=0.0,
+                                 confident=False, boxes=[])
+        return HighlightView(semantic_id=semantic_id, page=page, has_page_image=True, matched=found.matched,
+                             confident=found.confident,
+                             boxes=[(b.x0, b.y0, b.x1, b.y1) for b in found.on(page)])
+
+    @app.get("/sources/{semantic_id}/page.png", response_class=Response,
+             responses={200: {"content": {"image/png": {}}}, 404: {"model": ErrorBody}})
+    def source_page(semantic_id: str, who: Authed, page: int | None = None) -> Response:
+        from api.highlight import render_page
+
+        chunk, page = _chunk_page(semantic_id, who, page)
+        pdf = engine.source_pdf(chunk)
+        if pdf is None:
+            raise ApiError(404, "no_page_image", "this source is not a PDF: it has no page to show")
+        found = engine.highlights(chunk)
+        png, _ = render_page(pdf, page, found.on(page) if found else ())
+        return Response(png, media_type="image/png", headers={"cache-control": "private, max-age=300"})
 
     @app.get("/documents", response_model=DocumentList)
     def documents(who: Authed) -> DocumentList:

@@ -201,6 +201,23 @@ class Engine:
                 return chunk
         raise NotFound(semantic_id)
 
+    def source_pdf(self, chunk: Chunk) -> bytes | None:
+        """The stored bytes of the PDF a chunk came from (None for text, Markdown or JSON sources)."""
+        if not chunk.provenance.filename.lower().endswith(".pdf"):
+            return None
+        try:
+            return self.store.get_blob(chunk.provenance.doc_hash)
+        except Exception:  # noqa: BLE001 - a missing blob means no page to show, not a failed request
+            return None
+
+    def highlights(self, chunk: Chunk):  # noqa: ANN201 - api.highlight.PageHighlights | None
+        from api.highlight import find_highlights
+
+        pdf = self.source_pdf(chunk)
+        if pdf is None:
+            return None
+        return find_highlights(pdf, chunk.text, chunk.provenance.page, chunk.provenance.page_end)
+
     @lru_cache(maxsize=256)  # noqa: B019 - one Engine per app; chunk sets are immutable
     def _chunks_by_id(self, chunk_set_sha: str) -> dict[str, Chunk]:
         from contracts import ChunkSet

@@ -22,6 +22,7 @@ __all__ = [
     "UploadReport",
     "SourceView",
     "Health",
+    "HighlightView",
 ]
 
 SettingValue = str | int | float | bool
@@ -113,6 +114,18 @@ class SourceView(_Body):
 
     semantic_id: str
     chunk: Chunk
+
+
+class HighlightView(_Body):
+    """Where a source's words are on one page of its PDF (PDF points, origin top-left). ``boxes`` is empty
+    when fewer than 80% of the chunk's words could be placed (``confident`` false): no highlight then."""
+
+    semantic_id: str
+    page: int
+    has_page_image: bool
+    matched: float
+    confident: bool
+    boxes: list[tuple[float, float, float, float]]
 
 
 class Health(_Body):
