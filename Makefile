@@ -25,6 +25,11 @@ system-deps:
 	  echo ">> installing Debian postgresql"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] && echo "" || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq postgresql >/dev/null; }
+	@# Headless Chromium + its driver: the web page's browser test (selenium drives them; nothing downloaded).
+	@command -v chromedriver >/dev/null 2>&1 || { \
+	  echo ">> installing Debian chromium and chromium-driver"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] && echo "" || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium chromium-driver >/dev/null; }
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || python3 -m venv $(VENV)

@@ -17,7 +17,7 @@ from typing import Annotated
 
 from fastapi import Depends, FastAPI, File, Form, Request, UploadFile
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from api.client import store_id
@@ -130,6 +130,13 @@ def create_app(cfg: ApiConfig) -> FastAPI:
         return who.tenant
 
     # ------------------------------------------------------------------ routes
+
+    page_html = (Path(__file__).resolve().parent / "static" / "index.html").read_text(encoding="utf-8")
+
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    def web_page() -> HTMLResponse:
+        # One static page, no build step: it calls the routes below with the key the reader enters.
+        return HTMLResponse(page_html)
 
     @app.get("/health", response_model=Health)
     def health() -> Health:
