@@ -1,11 +1,17 @@
 """The user's local Prefect server: one per user (not per store), run and stopped by Prefect itself.
 
 ``ensure_server`` returns ``PREFECT_API_URL`` when set (a shared or remote server). Otherwise it checks
-``http://127.0.0.1:<CITEBOUND_PREFECT_PORT>/api/health`` and, when nothing answers, runs
-``prefect server start --background`` (Prefect records the pid in ``$PREFECT_HOME/server.pid``) and
-``prefect server status --wait`` for it to come up. ``stop_server`` runs ``prefect server stop``. Prefect's
-home, database and pid file live in ``<CITEBOUND_USER_HOME>/prefect`` (default ``~/.citebound/prefect``),
-so any process of the user finds the server, including after the process that started it was killed.
+``http://127.0.0.1:<CITEBOUND_PREFECT_PORT>/api/health`` and, when nothing answers, starts
+``prefect server start`` detached, in its own session, and waits with ``prefect server status --wait``.
+``stop_server`` runs ``prefect server stop``. Prefect's home, database, pid file (``server.pid``, the one
+``prefect server start --background`` writes and ``prefect server stop`` reads) and the server's log live in
+``<CITEBOUND_USER_HOME>/prefect`` (default ``~/.citebound/prefect``), so any process of the user finds the
+server, including after the process that started it was killed.
+
+Why not ``--background`` itself: Prefect 3.8 gives the background server a stdout/stderr pipe that nobody
+reads once the starting command exits, and the server died the first time it logged (seen during
+``prefect deploy``). The same server in the foreground mode, detached with its output in ``server.log`` and
+its pid in Prefect's own pid file, behaves the same for ``prefect server stop`` and ``--background``.
 """
 
 from __future__ import annotations
@@ -42,19 +48,18 @@ def healthy(api_url: str, timeout: float = 1.0) -> bool:
         return False
 
 
-def _prefect(args: list[str], settings: Settings, timeout: float) -> subprocess.CompletedProcess[str]:
-    home = prefect_home(settings)
-    env = {**os.environ, "PREFECT_HOME": str(home), "PREFECT_API_URL": local_api_url(settings),
+def _server_env(settings: Settings) -> dict[str, str]:
+    return {**os.environ, "PREFECT_HOME": str(prefect_home(settings)), "PREFECT_API_URL": local_api_url(settings),
            "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PREFECT_UI_ENABLED": "false",
            "PREFECT_LOGGING_LEVEL": "WARNING",
            # Task-run events make back-to-back runs collide on SQLite (503 + a 2 s client back-off). Flow runs
            # still show in Prefect; every task's inputs, output and timing are in the store's run records.
            "PREFECT_SERVER_SERVICES_TASK_RUN_RECORDER_ENABLED": "false"}
-    return subprocess.run([sys.executable, "-m", "prefect", *args], env=env, capture_output=True, text=True,
-                          timeout=timeout, stdin=subprocess.DEVNULL, cwd=home,
-                          # Its own session: a Ctrl-C at the terminal of the command that started the server
-                          # must not reach the server other commands share.
-                          start_new_session=True)
+
+
+def _prefect(args: list[str], settings: Settings, timeout: float) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "prefect", *args], env=_server_env(settings), capture_output=True,
+                          text=True, timeout=timeout, stdin=subprocess.DEVNULL, cwd=prefect_home(settings))
 
 
 def ensure_server(store_root: Path | None = None, *, timeout: float = 150.0) -> str:
@@ -79,10 +84,17 @@ def _start(settings: Settings, timeout: float) -> None:
     if (prefect_home(settings) / "server.pid").exists():
         # A server recorded but not answering (killed, or its machine rebooted): Prefect's stop clears it.
         _prefect(["server", "stop"], settings, 60)
-    started = _prefect(["server", "start", "--background", "--host", "127.0.0.1", "--port",
-                        str(settings.prefect_port), "--no-ui"], settings, 120)
-    if started.returncode != 0:
-        raise ConfigError(f"`prefect server start --background` failed: {(started.stdout + started.stderr)[-800:]}")
+    home = prefect_home(settings)
+    with open(home / "server.log", "ab") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port",
+             str(settings.prefect_port), "--no-ui"],
+            env=_server_env(settings), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=home,
+            # Its own session: a Ctrl-C at the terminal of the command that started it must not reach the
+            # server every other command shares.
+            start_new_session=True,
+        )
+    (home / "server.pid").write_text(str(proc.pid))
     waited = _prefect(["server", "status", "--wait", "--timeout", str(int(timeout))], settings, timeout + 30)
     if waited.returncode != 0 or not healthy(local_api_url(settings)):
         _prefect(["server", "stop"], settings, 60)
