@@ -20,8 +20,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from api.client import store_id
 from api.auth import Authenticator, Caller, KeyAuthenticator, OpenAuthenticator, RateLimiter
+from api.client import store_id
 from api.db import Database
 from api.engine import Engine, EngineConfig, NotFound
 from api.models import (

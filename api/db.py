@@ -19,7 +19,7 @@ from pathlib import Path
 
 from sqlalchemy import DateTime, String, create_engine, select
 from sqlalchemy.engine import Engine
-from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, sessionmaker
 
 __all__ = ["Base", "ApiKey", "DocumentRow", "RunRow", "Database", "KeyInfo", "default_url"]
 

@@ -128,16 +128,18 @@ class Engine:
     def answer(self, query: str, *, tenant: str, project: str, k: int | None = None,
                settings: dict[str, object] | None = None, llm: str | None = None, llm_model: str | None = None,
                llm_base_url: str | None = None) -> Answer:
-        from flows.answer_flow import answer_flow, validate_overrides
+        from flows.answer_flow import answer_question, validate_overrides
 
         overrides = _overrides(settings)
         validate_overrides(overrides)  # a bad key is the caller's error (422), not a refusal
         if llm_base_url and not llm_host_allowed(llm_base_url, self.cfg.llm_hosts):
             raise ConfigError(f"llm.base_url {llm_base_url!r}: only loopback or a host the API was started "
                               "with (--llm-host) may be named")
-        return answer_flow(question=query, tenant=tenant, project=project, top_k=k, llm=llm, llm_model=llm_model,
-                           llm_base_url=llm_base_url, store=self.root, embedder=self.cfg.embedder,
-                           overrides=overrides or None)
+        # The answer flow's body without a Prefect flow run: same stages, artifacts and run record (replayable);
+        # a flow run per request would queue 8 concurrent clients behind the Prefect server (bench/api.py).
+        return answer_question(query, tenant=tenant, project=project, top_k=k, llm=llm, llm_model=llm_model,
+                               llm_base_url=llm_base_url, store=self.root, embedder=self.cfg.embedder,
+                               overrides=overrides or None)
 
     # ------------------------------------------------------------------ documents
 

@@ -3,8 +3,9 @@
 Builds a store from the IPC (``indian-acts-json/ipc.json``, real MiniLM), starts the real ``citebound api
 --no-auth`` on a free loopback port (with a temporary user home, so its Prefect server is its own), and for
 ``retrieval_only`` then ``answer`` (extractive) runs ``--clients`` threads that post questions from
-``bench/data/ipc_questions.jsonl`` for ``--seconds`` each. The questions cycle: after the first pass an answer
-request finds its stages in the store's cache (reported as the share of repeated questions). Then it
+``bench/data/ipc_questions.jsonl`` for ``--seconds`` each. With ``--repeat`` the questions cycle as they are,
+so after the first pass a request finds its stages in the store's cache (the share is reported as
+"repeated"); by default each request is made unique with a ``(#n)`` suffix, so every one is computed. Then it
 measures the processes left running (the API and the user's Prefect server): count, RSS and CPU over
 ``--idle-seconds``. Everything it started is stopped at the end.
 
@@ -47,7 +48,7 @@ def _env(user_home: Path) -> dict[str, str]:
             "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PREFECT_LOGGING_LEVEL": "WARNING"}
 
 
-def _load(url: str, mode: str, questions: list[str], clients: int, seconds: float) -> dict[str, float]:
+def _load(url: str, mode: str, questions: list[str], clients: int, seconds: float, repeat: bool) -> dict[str, float]:
     latencies: list[float] = []
     statuses: dict[str, int] = {}
     errors = 0
@@ -60,7 +61,7 @@ def _load(url: str, mode: str, questions: list[str], clients: int, seconds: floa
         with httpx.Client(base_url=url, timeout=120) as c:
             j = i
             while time.monotonic() < stop_at:
-                q = questions[j % len(questions)]
+                q = questions[j % len(questions)] + ("" if repeat else f" (#{j})")
                 j += clients
                 t0 = time.perf_counter()
                 r = c.post("/rag/query", json={"query": q, "mode": mode})
@@ -86,7 +87,8 @@ def _load(url: str, mode: str, questions: list[str], clients: int, seconds: floa
     return {"requests": len(lat), "errors": errors, "rps": len(lat) / wall,
             "p50_ms": 1000 * statistics.median(lat) if lat else float("nan"),
             "p95_ms": 1000 * lat[int(0.95 * (len(lat) - 1))] if lat else float("nan"),
-            "repeated": max(0, len(lat) - len(questions)) / max(1, len(lat)), "statuses": statuses}
+            "repeated": max(0, len(lat) - len(questions)) / max(1, len(lat)) if repeat else 0.0,
+            "statuses": statuses}
 
 
 def _descendants(pid: int) -> list[int]:
@@ -127,6 +129,7 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=20.0)
     ap.add_argument("--idle-seconds", type=float, default=60.0)
     ap.add_argument("--store", help="reuse a store holding the IPC (default: build one in a temp folder)")
+    ap.add_argument("--repeat", action="store_true", help="cycle the questions unchanged (stage-cache hits)")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="citebound-bench-api-"))
     user_home = tmp / "user"
@@ -163,7 +166,7 @@ def main() -> int:
         print(f"{'mode':15s} {'clients':>7s} {'requests':>8s} {'req/s':>7s} {'p50 ms':>8s} {'p95 ms':>8s}  "
               f"{'repeated':>8s}  outcomes")
         for mode in ("retrieval_only", "answer"):
-            r = _load(url, mode, questions, args.clients, args.seconds)
+            r = _load(url, mode, questions, args.clients, args.seconds, args.repeat)
             print(f"{mode:15s} {args.clients:7d} {r['requests']:8d} {r['rps']:7.1f} {r['p50_ms']:8.0f} "
                   f"{r['p95_ms']:8.0f}  {r['repeated']:8.0%}  {r['statuses']} errors={r['errors']}")
         pids = _descendants(api.pid) + _server_pids(user_home)

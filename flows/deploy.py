@@ -9,7 +9,6 @@ environment, so deploying another store's replaces them on that server.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
