@@ -88,10 +88,11 @@ def test_sources_of_another_tenant_look_like_missing_ones(tenants):
         cited = c.post("/rag/query", json={"query": Q420}).json()["citations"][0]["source_id"]
         assert c.get(f"/sources/{cited}").status_code == 200
     with api.client(globex) as c:
-        theirs = c.get(f"/sources/{cited}")
-        missing = c.get("/sources/IPC_999_0")
-    assert theirs.status_code == missing.status_code == 404
-    assert _norm(theirs.json(), cited) == _norm(missing.json(), "IPC_999_0")
+        for suffix in ("", "/highlights", "/page.png", "/page.png?page=1"):
+            theirs = c.get(f"/sources/{cited}{suffix}")
+            missing = c.get(f"/sources/IPC_999_0{suffix}")
+            assert theirs.status_code == missing.status_code == 404, suffix
+            assert _norm(theirs.json(), cited) == _norm(missing.json(), "IPC_999_0")
 
 
 def test_documents_of_another_tenant_are_invisible_and_undeletable(tenants):
