@@ -515,6 +515,9 @@ def cmd_api(args: argparse.Namespace) -> int:
     with local_run_settings(os.environ.get("PREFECT_API_URL")):
         app.state.engine.warm_up()
         print(f"citebound API for {root} on http://{args.host}:{args.port} (OpenAPI at /docs)", file=sys.stderr)
+        if db is not None and not any(not k.revoked for k in db.list_keys()):
+            print("no API keys yet: every request will be refused until you run "
+                  f"`citebound --store {root} keys add --tenant T`", file=sys.stderr)
         uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0
 
