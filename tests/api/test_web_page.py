@@ -58,7 +58,9 @@ def _ask(driver, api, key: str, question: str, project: str | None = None) -> No
     from selenium.webdriver.common.by import By
 
     driver.get(api.url + "/")
-    driver.find_element(By.ID, "key").send_keys(key)
+    key_field = driver.find_element(By.ID, "key")
+    key_field.clear()  # the page refills it from the session's last key
+    key_field.send_keys(key)
     driver.find_element(By.ID, "question").send_keys(question)
     if project:
         driver.find_element(By.ID, "project").clear()
