@@ -20,6 +20,16 @@ system-deps:
 	  echo ">> installing Debian tesseract-ocr"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] && echo "" || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq tesseract-ocr tesseract-ocr-eng >/dev/null; }
+	@# PostgreSQL: the API's database tests start a throwaway server on loopback (initdb + pg_ctl).
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || { \
+	  echo ">> installing Debian postgresql"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] && echo "" || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq postgresql >/dev/null; }
+	@# Headless Chromium + its driver: the web page's browser test (selenium drives them; nothing downloaded).
+	@command -v chromedriver >/dev/null 2>&1 || { \
+	  echo ">> installing Debian chromium and chromium-driver"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] && echo "" || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium chromium-driver >/dev/null; }
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || python3 -m venv $(VENV)

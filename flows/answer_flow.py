@@ -34,18 +34,12 @@ from flows import runs
 from flows.backends import LLMSpec, llm_spec_from_settings
 from flows.ingest_flow import INDEX_POINTER
 from flows.settings import Settings
-from flows.tasks import (
-    _store,
-    context_task,
-    generate_task,
-    precheck_task,
-    request_task,
-    retrieve_task,
-    validate_task,
-)
+from flows import tasks as _tasks
+from flows.tasks import _store
 
 __all__ = [
     "answer_flow",
+    "answer_question",
     "ANSWER_STAGES",
     "run_answer_chain",
     "degraded_answer",
@@ -146,10 +140,22 @@ def run_answer_chain(
     start: str = "retrieve",
     given: dict[str, ArtifactRef] | None = None,
     force: bool = False,
+    orchestrated: bool = True,
 ) -> ArtifactRef:
-    """Run the answer stages from ``start`` on; earlier stages' outputs come from ``given``."""
+    """Run the answer stages from ``start`` on; earlier stages' outputs come from ``given``.
+
+    ``orchestrated=False`` calls each task's function directly (``task.fn``): the same stages, cache keys and
+    artifacts, without Prefect task runs (the HTTP API's path, see ``answer_question``)."""
     given = given or {}
     first = ANSWER_STAGES.index(start)
+    if not orchestrated:
+        retrieve_task, context_task, precheck_task, generate_task, validate_task = (  # noqa: N806
+            t.fn for t in (_tasks.retrieve_task, _tasks.context_task, _tasks.precheck_task, _tasks.generate_task,
+                           _tasks.validate_task))
+    else:
+        retrieve_task, context_task, precheck_task, generate_task, validate_task = (  # noqa: N806
+            _tasks.retrieve_task, _tasks.context_task, _tasks.precheck_task, _tasks.generate_task,
+            _tasks.validate_task)
 
     def runs_(stage: str) -> bool:
         return ANSWER_STAGES.index(stage) >= first
@@ -188,6 +194,7 @@ def answer_flow(
     llm_model: str | None = None,
     store: str | None = None,
     embedder: str = "minilm",
+    llm_base_url: str | None = None,
     refusal_text: str | None = None,
     min_confidence: float | None = None,
     overrides: dict[str, str] | None = None,
@@ -195,8 +202,34 @@ def answer_flow(
     """Answer one question from the indexed documents of (tenant, project), or refuse with a reason.
 
     ``overrides`` are ``--set key=value`` pairs for any RetrieveConfig or GenerationPolicy field
-    (``dense_weight=1``, ``min_confidence=0.7``), validated by those models.
+    (``dense_weight=1``, ``min_confidence=0.7``), validated by those models. ``llm_base_url`` is the
+    OpenAI-compatible server of this call (the HTTP API's per-request LLM settings).
     """
+    return answer_question(
+        question, tenant=tenant, project=project, top_k=top_k, llm=llm, llm_model=llm_model, store=store,
+        embedder=embedder, llm_base_url=llm_base_url, refusal_text=refusal_text, min_confidence=min_confidence,
+        overrides=overrides, orchestrated=True)
+
+
+def answer_question(
+    question: str,
+    *,
+    tenant: str = "default",
+    project: str = "default",
+    top_k: int | None = None,
+    llm: str | None = None,
+    llm_model: str | None = None,
+    store: str | None = None,
+    embedder: str = "minilm",
+    llm_base_url: str | None = None,
+    refusal_text: str | None = None,
+    min_confidence: float | None = None,
+    overrides: dict[str, str] | None = None,
+    orchestrated: bool = False,
+) -> Answer:
+    """The body of ``answer_flow``. Called directly (``orchestrated=False``) it runs the same stages, writes
+    the same artifacts and run record (replayable), without a Prefect flow or task runs: the HTTP API answers
+    this way, since a flow run costs Prefect server round trips that 8 concurrent clients queue behind."""
     settings = Settings()
     store_root = str(Path(store or settings.home).resolve())
     st: ArtifactStore = _store(store_root)
@@ -204,7 +237,7 @@ def answer_flow(
     run = None
     try:
         policy = build_policy(settings, refusal_text=refusal_text, min_confidence=min_confidence)
-        spec = llm_spec_from_settings(settings, llm, llm_model)
+        spec = llm_spec_from_settings(settings, llm, llm_model, llm_base_url)
         # Precedence, lowest first: process settings, the project's standing settings, this call's top_k,
         # this call's own --set pairs.
         retrieve_cfg = RetrieveConfig(top_k=settings.top_k)
@@ -223,10 +256,11 @@ def answer_flow(
             "retrieve_config": cfg_ref.sha256, "policy": policy_ref.sha256,
             "index": index_ref.sha256 if index_ref else ""})
         request = AnswerRequest(query=question, tenant_id=tenant, project_id=project, top_k=retrieve_cfg.top_k)
+        request_task = _tasks.request_task if orchestrated else _tasks.request_task.fn
         run.steps.append(request_task(store_root, request))
         answer_ref = run_answer_chain(
             store_root, request_ref=run.steps[-1].output, index_ref=index_ref, retrieve_cfg=retrieve_cfg,
-            policy=policy, llm=spec, embedder=embedder, steps=run.steps)
+            policy=policy, llm=spec, embedder=embedder, steps=run.steps, orchestrated=orchestrated)
         answer = st.get(answer_ref, Answer)
         run.finish(outputs=[answer_ref])
     except Exception as exc:  # noqa: BLE001 - the contract: any failure degrades to a refusal with a reason

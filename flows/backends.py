@@ -67,13 +67,20 @@ def get_embedder(name: str = "minilm") -> Embedder:
 LLMSpec = dict[str, str]
 
 
-def llm_spec_from_settings(settings: Settings, name: str | None = None, model: str | None = None) -> LLMSpec:
+def llm_spec_from_settings(
+    settings: Settings, name: str | None = None, model: str | None = None, base_url: str | None = None
+) -> LLMSpec:
+    """The spec of the LLM a call asks for. ``base_url`` (an API request's own server) overrides the
+    process's ``OPENAI_BASE_URL``; such a spec is marked so the process's ``OPENAI_API_KEY`` is never sent
+    to a server the caller chose."""
     backend = (name or settings.llm).strip().lower()
     spec: LLMSpec = {"backend": backend}
     if backend == "openai":
         spec["model"] = model or settings.llm_model
-        spec["base_url"] = settings.openai_base_url or ""
+        spec["base_url"] = base_url or settings.openai_base_url or ""
         spec["timeout"] = str(settings.llm_timeout)
+        if base_url and base_url != settings.openai_base_url:
+            spec["api_key"] = "none"
     elif model:
         spec["model"] = model
     return spec
@@ -97,7 +104,7 @@ def get_llm(spec: LLMSpec) -> LLM:
             spec.get("model") or "gpt-4o-mini",
             base_url=spec.get("base_url") or None,
             # The key is read here, never stored in a spec, an artifact or a run record.
-            api_key=os.environ.get("OPENAI_API_KEY") or "not-needed",
+            api_key=(os.environ.get("OPENAI_API_KEY") if spec.get("api_key") != "none" else None) or "not-needed",
             timeout=float(spec.get("timeout") or 60.0),
         )
     raise ConfigError(f"unknown LLM backend {backend!r}: use 'extractive', 'openai' or a registered name")

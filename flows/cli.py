@@ -28,18 +28,18 @@ def _prepare(args: argparse.Namespace, *, prefect: bool = True) -> Path:
     root = _store_root(args)
     root.mkdir(parents=True, exist_ok=True)
     os.environ["CITEBOUND_HOME"] = str(root)
-    if args.command in ("ask", "retrieve"):
+    if args.command in ("ask", "retrieve", "api"):
         configure_query_process()
     configure_process_env(root)
     if prefect and os.environ.get("CITEBOUND_PREFECT", "background") == "background":
         from flows.server import ensure_server
 
         t0 = time.perf_counter()
-        ensure_server(root)
+        ensure_server()
         took = time.perf_counter() - t0
         if took > 3:
-            print(f"(started a local Prefect server for this store in {took:.1f} s; later runs reuse it)",
-                  file=sys.stderr)
+            print(f"(started your local Prefect server in {took:.1f} s; later commands reuse it; "
+                  "`citebound server --stop` ends it)", file=sys.stderr)
     return root
 
 
@@ -116,10 +116,42 @@ def _questions(args: argparse.Namespace) -> list[str]:
     return [args.question]
 
 
-def _use_service() -> bool:
-    """Forward questions to the store's warm answer service, unless told not to (tests run in-process)."""
-    return (os.environ.get("CITEBOUND_SERVICE", "on") != "off"
-            and os.environ.get("CITEBOUND_PREFECT", "background") == "background")
+def _running_api(args: argparse.Namespace):  # noqa: ANN202 - api.client.ApiClient | None
+    """The user's running ``citebound api`` for this store, if any (the warm path: no torch/Prefect here)."""
+    if os.environ.get("CITEBOUND_PREFECT", "background") != "background":
+        return None  # tests and ephemeral runs stay in-process
+    from api.client import api_for_store
+    from flows.settings import Settings
+
+    settings = Settings()
+    return api_for_store(_store_root(args), settings.api_url, settings.api_key)
+
+
+def _edge_settings(overrides: dict[str, str]) -> dict[str, str]:
+    """This process's CITEBOUND_* answer settings, resolved here and sent with the request (the API's own
+    environment must not decide them)."""
+    from flows.settings import Settings
+
+    settings = Settings()
+    edge = {}
+    if settings.min_confidence is not None:
+        edge["min_confidence"] = str(settings.min_confidence)
+    if settings.refusal_text:
+        edge["refusal_text"] = settings.refusal_text
+    return {**edge, **overrides}
+
+
+def _llm_choice(args: argparse.Namespace) -> dict[str, str] | None:
+    from flows.settings import Settings
+
+    settings = Settings()
+    backend = (args.llm or settings.llm).strip().lower()
+    if backend != "openai":
+        return {"backend": backend}
+    choice = {"backend": "openai", "model": args.llm_model or settings.llm_model}
+    if settings.openai_base_url:
+        choice["base_url"] = settings.openai_base_url
+    return choice
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
@@ -131,19 +163,23 @@ def cmd_ask(args: argparse.Namespace) -> int:
         validate_overrides(overrides)  # a bad key or value fails here, loudly
     params = dict(tenant=args.tenant, project=args.project, top_k=args.top_k, llm=args.llm, llm_model=args.llm_model,
                   overrides=overrides or None)
-    if _use_service():
-        # The warm path: no torch/Prefect import here; the resident service runs the same answer flow.
+    client = _running_api(args)
+    if client is not None:
         from contracts import Answer
-        from flows.service import ask_service, ensure_service
 
-        root = _store_root(args)
-        root.mkdir(parents=True, exist_ok=True)
-        t0 = time.perf_counter()
-        state = ensure_service(root)
-        if time.perf_counter() - t0 > 3:
-            print(f"(started citebound's answer service for this store in {time.perf_counter() - t0:.1f} s; "
-                  "later questions reuse it; `citebound server --stop` ends it)", file=sys.stderr)
-        answers = (Answer.model_validate(ask_service(state, question=q, **params)) for q in questions)
+        settings = _edge_settings(overrides)
+        llm = _llm_choice(args)
+
+        def via_api():  # noqa: ANN202
+            try:
+                for q in questions:
+                    body = {"query": q, "tenant_id": args.tenant, "project_id": args.project, "k": args.top_k,
+                            "mode": "answer", "llm": llm, "settings": settings or None}
+                    yield Answer.model_validate(client.query(body))
+            finally:
+                client.close()
+
+        answers = via_api()
     else:
         root = _prepare(args)
         from flows.answer_flow import answer_flow
@@ -172,8 +208,31 @@ def cmd_ask(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------------------------------ retrieve
 
 
+def _print_retrieval(q: str, result, as_json: bool) -> None:  # noqa: ANN001
+    if as_json:
+        print(result.model_dump_json())
+        return
+    print(f"Q: {q}  [intent {result.query_analysis.intent}]")
+    for item in result.results:
+        m = item.metadata
+        print(f"  {item.rank}. [{item.source_id}] conf {item.confidence:.2f}  {m.filename} p.{m.page}"
+              f"  {item.content_snippet[:90]!r}")
+
+
 def cmd_retrieve(args: argparse.Namespace) -> int:
     questions = _questions(args)
+    client = _running_api(args)
+    if client is not None:
+        from contracts import RetrievalResult
+
+        try:
+            for q in questions:
+                body = {"query": q, "tenant_id": args.tenant, "project_id": args.project, "k": args.top_k,
+                        "mode": "retrieval_only", "settings": {"mode": args.mode}}
+                _print_retrieval(q, RetrievalResult.model_validate(client.query(body)), args.json)
+        finally:
+            client.close()
+        return 0
     root = _prepare(args, prefect=False)
     from contracts import AnswerRequest, ArtifactStore, RetrievalResult, RetrieveConfig
     from flows.ingest_flow import INDEX_POINTER
@@ -196,15 +255,7 @@ def cmd_retrieve(args: argparse.Namespace) -> int:
         req = request_task.fn(str(root), AnswerRequest(query=q, tenant_id=args.tenant, project_id=args.project,
                                                        top_k=cfg.top_k))
         step = retrieve_task.fn(str(root), req.output, index_ref, cfg)
-        result = store.get(step.output, RetrievalResult)
-        if args.json:
-            print(result.model_dump_json())
-        else:
-            print(f"Q: {q}  [intent {result.query_analysis.intent}]")
-            for item in result.results:
-                m = item.metadata
-                print(f"  {item.rank}. [{item.source_id}] conf {item.confidence:.2f}  {m.filename} p.{m.page}"
-                      f"  {item.content_snippet[:90]!r}")
+        _print_retrieval(q, store.get(step.output, RetrievalResult), args.json)
     return 0
 
 
@@ -286,9 +337,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
         outcomes.append(answer.status == "success")
     expected = [True] * (len(questions) - 1) + [False]
     if os.environ.get("CITEBOUND_PREFECT", "background") == "background":
-        print(f"(A local Prefect server keeps running for this store, so later commands start fast. Try\n"
-              f" citebound --store {root} ask \"What is theft?\"   and stop it with   "
-              f"citebound --store {root} server --stop)")
+        print(f"(Your local Prefect server keeps running, so later commands start fast. Try\n"
+              f" citebound --store {root} ask \"What is theft?\"   and stop it with   citebound server --stop)")
     if outcomes == expected:
         print(f"Demo OK: {len(questions) - 1} grounded, cited answers and 1 refusal, as expected.")
         return 0
@@ -438,14 +488,87 @@ def cmd_server(args: argparse.Namespace) -> int:
     from flows import server
 
     if args.stop:
-        print("stopped" if server.stop_server(root) else "nothing was running")
+        print("stopped" if server.stop_server() else "nothing was running")
         return 0
     if args.status:
-        print(json.dumps(server.server_status(root)))
+        print(json.dumps(server.server_status()))
         return 0
     from flows.deploy import serve_deployments
 
     return serve_deployments(root, with_worker=not args.no_worker)
+
+
+# ------------------------------------------------------------------------------------------ api
+
+
+def cmd_api(args: argparse.Namespace) -> int:
+    """Serve the HTTP API (FastAPI + uvicorn) for this store until interrupted."""
+    from flows.settings import configure_query_process
+
+    configure_query_process()
+    root = _prepare(args)
+    import uvicorn
+
+    from api.app import ApiConfig, create_app
+    from api.auth import OpenAuthenticator
+    from flows.runners import local_run_settings
+
+    if args.no_auth and args.host not in ("127.0.0.1", "localhost", "::1"):
+        raise SystemExit("citebound: --no-auth serves loopback only (--host 127.0.0.1)")
+    db = None if args.no_auth else _open_db(args, root)
+    cfg = ApiConfig(store_root=root, llm_hosts=frozenset(args.llm_host), db=db,
+                    rate_per_minute=args.rate_per_minute,
+                    authenticator=OpenAuthenticator() if args.no_auth else None)
+    app = create_app(cfg)
+    with local_run_settings(os.environ.get("PREFECT_API_URL")):
+        app.state.engine.warm_up()
+        print(f"citebound API for {root} on http://{args.host}:{args.port} (OpenAPI at /docs)", file=sys.stderr)
+        if db is not None and not any(not k.revoked for k in db.list_keys()):
+            print("no API keys yet: every request will be refused until you run "
+                  f"`citebound --store {root} keys add --tenant T`", file=sys.stderr)
+        uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return 0
+
+
+def _open_db(args: argparse.Namespace, root: Path):  # noqa: ANN202 - api.db.Database
+    from api.db import Database, default_url
+
+    db = Database(args.db or os.environ.get("CITEBOUND_DB_URL") or default_url(root))
+    db.migrate()
+    return db
+
+
+def cmd_keys(args: argparse.Namespace) -> int:
+    """API keys: add (the key is printed once, on the last line), list, revoke."""
+    root = _store_root(args)
+    root.mkdir(parents=True, exist_ok=True)
+    db = _open_db(args, root)
+    try:
+        if args.action == "add":
+            if not args.tenant:
+                raise SystemExit("citebound: keys add needs --tenant T")
+            key_id, key = db.add_key(args.tenant, args.label)
+            print(f"key {key_id} for tenant {args.tenant} (shown once; only its hash is kept):")
+            print(key)
+        elif args.action == "list":
+            keys = db.list_keys(args.tenant)
+            if args.json:
+                for k in keys:
+                    print(json.dumps({"key_id": k.key_id, "tenant": k.tenant_id, "label": k.label,
+                                      "created_at": k.created_at.isoformat(), "revoked": k.revoked}))
+            for k in [] if args.json else keys:
+                print(f"{k.key_id}  {k.tenant_id:20s} {'revoked' if k.revoked else 'active ':8s} "
+                      f"{k.created_at:%Y-%m-%d %H:%M}  {k.label or ''}".rstrip())
+        else:
+            if not args.key_id:
+                raise SystemExit("citebound: keys revoke needs a KEY_ID (see keys list)")
+            if not db.revoke_key(args.key_id):
+                print(f"citebound: no active key {args.key_id!r}", file=sys.stderr)
+                return 1
+            print(f"revoked {args.key_id}")
+    finally:
+        db.close()
+    return 0
 
 
 # ------------------------------------------------------------------------------------------ parser
@@ -535,7 +658,29 @@ def build_parser() -> argparse.ArgumentParser:
     common(sp, scope=False)
     sp.set_defaults(func=cmd_remove)
 
-    sp = sub.add_parser("server", help="run a local Prefect server + worker with citebound's deployments")
+    sp = sub.add_parser("api", help="serve the HTTP API (FastAPI; OpenAPI at /docs)")
+    sp.add_argument("--host", default="127.0.0.1")
+    sp.add_argument("--port", type=int, default=8000)
+    sp.add_argument("--no-auth", action="store_true", help="no keys: every caller is one local user (loopback only)")
+    sp.add_argument("--llm-host", action="append", default=[],
+                    help="a host requests may name as their OpenAI-compatible server besides loopback (repeatable)")
+    sp.add_argument("--db", help="database URL for keys, documents and runs (default: SQLite in the store; "
+                                 "e.g. postgresql+psycopg://user@host/db)")
+    sp.add_argument("--rate-per-minute", type=float, default=600.0, help="requests per minute per key")
+    common(sp, scope=False)
+    sp.set_defaults(func=cmd_api)
+
+    sp = sub.add_parser("keys", help="API keys: add --tenant T | list | revoke KEY_ID")
+    sp.add_argument("action", choices=["add", "list", "revoke"])
+    sp.add_argument("key_id", nargs="?")
+    sp.add_argument("--tenant")
+    sp.add_argument("--label")
+    sp.add_argument("--db", help="database URL (default: SQLite in the store)")
+    common(sp, scope=False)
+    sp.set_defaults(func=cmd_keys)
+
+    sp = sub.add_parser("server", help="your local Prefect server: deploy this store's flows and run a worker; "
+                                       "--stop / --status")
     sp.add_argument("--stop", action="store_true")
     sp.add_argument("--status", action="store_true")
     sp.add_argument("--no-worker", action="store_true")

@@ -1,14 +1,14 @@
-"""``citebound server``: a local Prefect server, the ``citebound-pool`` process work pool, the deployments of
-``prefect.yaml`` and a worker, all on 127.0.0.1 with their state inside the store.
+"""``citebound server``: the user's local Prefect server, the ``citebound-pool`` process work pool, the
+deployments of ``prefect.yaml`` for one store, and a worker in the foreground (as Prefect runs one: Ctrl-C
+stops it), all on 127.0.0.1.
 
-The server is the same warm background server the CLI reuses (``flows.server.ensure_server``). The worker
-runs in its own session (pid in ``<store>/prefect/worker.json``, log in ``<store>/prefect/worker.log``);
-``citebound server --stop`` (``flows.server.stop_server``) ends both with SIGINT.
+The server is the same per-user background server the CLI reuses (``flows.server.ensure_server``);
+``citebound server --stop`` runs ``prefect server stop``. The deployments carry the store in their
+environment, so deploying another store's replaces them on that server.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from contracts.errors import ConfigError
-from flows.server import ensure_server, read_process_state
-from flows.store_guard import guard_argv
+from flows.server import ensure_server, prefect_home
 
 if TYPE_CHECKING:
     from prefect.client.schemas.objects import FlowRun
@@ -33,7 +32,6 @@ __all__ = [
     "ensure_work_pool",
     "deploy_all",
     "start_worker",
-    "worker_status",
     "serve_deployments",
     "trigger_deployment",
     "answer_of_flow_run",
@@ -61,7 +59,7 @@ def deployment_env(store_root: Path, api_url: str, *, source_dir: Path | None = 
     env = {
         **os.environ,
         "PREFECT_API_URL": api_url,
-        "PREFECT_HOME": str(store_root / "prefect"),
+        "PREFECT_HOME": str(prefect_home()),
         "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
         "PREFECT_LOGGING_LEVEL": os.environ.get("PREFECT_LOGGING_LEVEL", "WARNING"),
         "CITEBOUND_HOME": str(store_root),
@@ -118,60 +116,53 @@ def deploy_all(store_root: Path, api_url: str, *, source_dir: Path | None = None
         raise ConfigError(f"`prefect deploy --all` failed (exit {proc.returncode}); see {log_path}:\n{tail}")
 
 
-def worker_status(store_root: Path) -> dict[str, Any] | None:
-    """The worker recorded for this store, with ``alive``, or None."""
-    return read_process_state(_prefect_dir(store_root) / "worker.json")
-
-
 def start_worker(
     store_root: Path, api_url: str, *, pool: str = POOL, query_seconds: float = 2.0, source_dir: Path | None = None
-) -> int:
-    """Start ``prefect worker start --pool POOL`` in its own session unless one runs for this store; its pid."""
-    state = worker_status(store_root)
-    if state and state["alive"]:
-        return int(state["pid"])
-    prefect_dir = _prefect_dir(store_root)
-    log_path = prefect_dir / "worker.log"
+) -> subprocess.Popen[bytes]:
+    """Start ``prefect worker start --pool POOL`` for this store; the caller owns (and stops) the process.
+
+    SIGINT stops a Prefect worker cleanly (SIGTERM prints an asyncio traceback)."""
+    log_path = _prefect_dir(store_root) / "worker.log"
     env = deployment_env(store_root, api_url, source_dir=source_dir)
     # Poll the pool every few seconds (default 10 s): an on-demand `answer` should not wait long to start.
     env.setdefault("PREFECT_WORKER_QUERY_SECONDS", str(query_seconds))
     with open(log_path, "ab") as log:
         proc = subprocess.Popen(
-            guard_argv(store_root, [sys.executable, "-m", "prefect", "worker", "start", "--pool", pool, "--type",
-                                    "process"]),
+            [sys.executable, "-m", "prefect", "worker", "start", "--pool", pool, "--type", "process"],
             cwd=project_dir(), env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            start_new_session=True,
         )
-    (prefect_dir / "worker.json").write_text(json.dumps(
-        {"pid": proc.pid, "pool": pool, "api_url": api_url, "log": str(log_path)}))
     time.sleep(0.5)
     if proc.poll() is not None:
         raise ConfigError(f"the Prefect worker exited at start-up (code {proc.returncode}); see {log_path}")
-    return proc.pid
+    return proc
 
 
 def serve_deployments(store_root: Path, *, with_worker: bool = True) -> int:
-    """Server + pool + deployments (+ worker) for this store; prints what runs and how to stop it. Exit code."""
+    """Server + pool + deployments for this store, then the worker in the foreground until Ctrl-C. Exit code."""
     store_root = Path(store_root).resolve()
     store_root.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     api_url = ensure_server(store_root)
     created = ensure_work_pool(api_url)
     deploy_all(store_root, api_url)
-    pid = start_worker(store_root, api_url) if with_worker else None
     env = deployment_env(store_root, api_url)
-    print(f"Prefect API    {api_url}   (state in {store_root / 'prefect'})")
+    print(f"Prefect API    {api_url}   (the user's server; state in {prefect_home()})")
     print(f"work pool      {POOL} ({'created' if created else 'existing'}, type process)")
     print(f"deployments    {', '.join(f'{d}/{d}' for d in DEPLOYMENTS)} from {project_dir() / 'prefect.yaml'}")
     print(f"               ingest is scheduled daily 02:00 UTC on {env['CITEBOUND_SOURCE_DIR']}")
-    if pid is not None:
-        print(f"worker         pid {pid}, log {store_root / 'prefect' / 'worker.log'}")
-    else:
-        print(f"worker         not started: run `PREFECT_API_URL={api_url} prefect worker start --pool {POOL}`")
     print(f"ready in {time.perf_counter() - started:.1f} s. Try:")
     print(f"  PREFECT_API_URL={api_url} prefect deployment run answer/answer -p question='...'")
-    print(f"Stop everything with: citebound --store {store_root} server --stop")
-    return 0
+    print("Stop the server with: citebound server --stop")
+    if not with_worker:
+        print(f"worker         not started: run `PREFECT_API_URL={api_url} prefect worker start --pool {POOL}`")
+        return 0
+    print(f"worker         running here (log {store_root / 'prefect' / 'worker.log'}); Ctrl-C stops it", flush=True)
+    proc = start_worker(store_root, api_url)
+    try:
+        return proc.wait()
+    except KeyboardInterrupt:
+        # The terminal's Ctrl-C reached the worker too (same process group): let it finish shutting down.
+        return proc.wait()
 
 
 def trigger_deployment(

@@ -1,32 +1,43 @@
-"""A local Prefect server kept warm in the background, so everyday CLI runs skip Prefect's start-up.
+"""The user's local Prefect server: one per user (not per store), run and stopped by Prefect itself.
 
-An ephemeral Prefect server costs 8-24 s per process on 2 cores. ``ensure_server`` instead starts
-``prefect server start`` once (database inside the store), records its port and pid in
-``<store>/prefect/server.json`` and reuses it from every later process. ``PREFECT_API_URL``, when set,
-always wins (a shared or remote server). ``stop_server`` ends the server and any worker we started.
+``ensure_server`` returns ``PREFECT_API_URL`` when set (a shared or remote server). Otherwise it checks
+``http://127.0.0.1:<CITEBOUND_PREFECT_PORT>/api/health`` and, when nothing answers, starts
+``prefect server start`` detached, in its own session, and waits with ``prefect server status --wait``.
+``stop_server`` runs ``prefect server stop``. Prefect's home, database, pid file (``server.pid``, the one
+``prefect server start --background`` writes and ``prefect server stop`` reads) and the server's log live in
+``<CITEBOUND_USER_HOME>/prefect`` (default ``~/.citebound/prefect``), so any process of the user finds the
+server, including after the process that started it was killed.
+
+Why not ``--background`` itself: Prefect 3.8 gives the background server a stdout/stderr pipe that nobody
+reads once the starting command exits, and the server died the first time it logged (seen during
+``prefect deploy``). The same server in the foreground mode, detached with its output in ``server.log`` and
+its pid in Prefect's own pid file, behaves the same for ``prefect server stop`` and ``--background``.
 """
 
 from __future__ import annotations
 
-import json
+import fcntl
 import os
-import signal
-import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 
 from contracts.errors import ConfigError
-from flows.store_guard import guard_argv
+from flows.settings import Settings
 
-__all__ = ["ensure_server", "stop_server", "server_status", "healthy"]
+__all__ = ["ensure_server", "stop_server", "server_status", "healthy", "prefect_home", "local_api_url"]
 
 
-def _state_path(store_root: Path) -> Path:
-    return Path(store_root) / "prefect" / "server.json"
+def prefect_home(settings: Settings | None = None) -> Path:
+    home = (settings or Settings()).user_home.expanduser().resolve() / "prefect"
+    home.mkdir(parents=True, exist_ok=True)
+    return home
+
+
+def local_api_url(settings: Settings | None = None) -> str:
+    return f"http://127.0.0.1:{(settings or Settings()).prefect_port}/api"
 
 
 def healthy(api_url: str, timeout: float = 1.0) -> bool:
@@ -37,133 +48,71 @@ def healthy(api_url: str, timeout: float = 1.0) -> bool:
         return False
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _alive(pid: int) -> bool:
-    if pid <= 0:
-        return False  # waitpid(0 or negative) would reap *any* child of ours
-    try:
-        # Our own child that has exited is a zombie until reaped, and kill(0) still finds a zombie:
-        # reap it here, else stop_server waits its full timeout and then SIGKILLs a process already gone.
-        if os.waitpid(pid, os.WNOHANG)[0] == pid:
-            return False
-    except ChildProcessError:
-        pass  # not our child: its parent reaps it
-    except OSError:
-        return False
-    try:
-        os.kill(pid, 0)
-    except OSError:
-        return False
-    return True
-
-
-def read_process_state(path: Path) -> dict | None:
-    """A recorded background process (``server.json``, ``worker.json``) with ``alive`` added, or None."""
-    if not path.exists():
-        return None
-    try:
-        state = json.loads(path.read_text())
-    except ValueError:
-        return None
-    state["alive"] = _alive(int(state.get("pid", 0)))
-    return state
-
-
-def server_status(store_root: Path) -> dict | None:
-    state = read_process_state(_state_path(store_root))
-    if state is not None:
-        state["healthy"] = state["alive"] and healthy(state.get("api_url", ""))
-    return state
-
-
-def ensure_server(store_root: Path, *, timeout: float = 150.0) -> str:
-    """The API URL of a healthy local Prefect server for this store, starting one if needed.
-
-    Check-and-start runs under the store's ``prefect-server`` lock, so two processes arriving at once on
-    a fresh store start one server between them: the second waits, then finds the first one's healthy.
-    """
-    if os.environ.get("PREFECT_API_URL"):
-        return os.environ["PREFECT_API_URL"]
-    from contracts.store import ArtifactStore
-
-    store_root = Path(store_root).resolve()
-    with ArtifactStore(store_root).lock("prefect-server"):
-        return _ensure_server_locked(store_root, timeout)
-
-
-def _ensure_server_locked(store_root: Path, timeout: float) -> str:
-    state = server_status(store_root)
-    if state and state["healthy"]:
-        os.environ["PREFECT_API_URL"] = state["api_url"]
-        return state["api_url"]
-    port = _free_port()
-    api_url = f"http://127.0.0.1:{port}/api"
-    log_path = store_root / "prefect" / "server.log"
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "PREFECT_HOME": str(store_root / "prefect"), "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-           "PREFECT_UI_ENABLED": "false", "PREFECT_LOGGING_LEVEL": "WARNING",
+def _server_env(settings: Settings) -> dict[str, str]:
+    return {**os.environ, "PREFECT_HOME": str(prefect_home(settings)), "PREFECT_API_URL": local_api_url(settings),
+           "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PREFECT_UI_ENABLED": "false",
+           "PREFECT_LOGGING_LEVEL": "WARNING",
            # Task-run events make back-to-back runs collide on SQLite (503 + a 2 s client back-off). Flow runs
            # still show in Prefect; every task's inputs, output and timing are in the store's run records.
            "PREFECT_SERVER_SERVICES_TASK_RUN_RECORDER_ENABLED": "false"}
-    env.pop("PREFECT_API_URL", None)
-    with open(log_path, "ab") as log:
-        # Under a guard that stops the server if the store folder is deleted (flows/store_guard.py).
+
+
+def _prefect(args: list[str], settings: Settings, timeout: float) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "prefect", *args], env=_server_env(settings), capture_output=True,
+                          text=True, timeout=timeout, stdin=subprocess.DEVNULL, cwd=prefect_home(settings))
+
+
+def ensure_server(store_root: Path | None = None, *, timeout: float = 150.0) -> str:
+    """The API URL of a healthy Prefect server for this user, starting one if needed (``store_root`` is
+    accepted for older callers and not used: the server is per user)."""
+    settings = Settings()
+    url = local_api_url(settings)
+    given = os.environ.get("PREFECT_API_URL")
+    if given and given != url:
+        return given  # a shared or remote server (the user's own local URL is checked like any other time)
+    if not healthy(url):
+        # One start even when several commands arrive at once: the second waits here, then finds it healthy.
+        with open(prefect_home(settings) / "start.lock", "a+") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not healthy(url):
+                _start(settings, timeout)
+    os.environ["PREFECT_API_URL"] = url
+    return url
+
+
+def _start(settings: Settings, timeout: float) -> None:
+    if (prefect_home(settings) / "server.pid").exists():
+        # A server recorded but not answering (killed, or its machine rebooted): Prefect's stop clears it.
+        _prefect(["server", "stop"], settings, 60)
+    home = prefect_home(settings)
+    with open(home / "server.log", "ab") as log:
         proc = subprocess.Popen(
-            guard_argv(store_root, [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1",
-                                    "--port", str(port)]),
-            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, start_new_session=True,
-            cwd=Path(__file__).resolve().parent.parent,
+            [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port",
+             str(settings.prefect_port), "--no-ui"],
+            env=_server_env(settings), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=home,
+            # Its own session: a Ctrl-C at the terminal of the command that started it must not reach the
+            # server every other command shares.
+            start_new_session=True,
         )
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise ConfigError(f"the Prefect server exited at start-up (code {proc.returncode}); see {log_path}")
-        if healthy(api_url):
-            _state_path(store_root).write_text(json.dumps({"pid": proc.pid, "port": port, "api_url": api_url}))
-            os.environ["PREFECT_API_URL"] = api_url
-            return api_url
-        time.sleep(0.3)
-    proc.terminate()
-    raise ConfigError(f"the Prefect server did not become healthy within {timeout:.0f} s; see {log_path}")
+    (home / "server.pid").write_text(str(proc.pid))
+    waited = _prefect(["server", "status", "--wait", "--timeout", str(int(timeout))], settings, timeout + 30)
+    if waited.returncode != 0 or not healthy(local_api_url(settings)):
+        _prefect(["server", "stop"], settings, 60)
+        raise ConfigError(f"the Prefect server did not come up within {timeout:.0f} s: "
+                          f"{(waited.stdout + waited.stderr)[-800:]}")
 
 
-def stop_recorded_process(path: Path) -> bool:
-    """Stop the background process a state file names (SIGINT, then SIGKILL after 10 s); remove the file."""
-    if not path.exists():
-        return False
-    try:
-        pid = int(json.loads(path.read_text())["pid"])
-    except (ValueError, KeyError):
-        pid = 0
-    stopped = False
-    if pid and _alive(pid):
-        # SIGINT: Prefect's processes shut down cleanly on it (SIGTERM prints asyncio tracebacks).
-        try:
-            os.killpg(pid, signal.SIGINT)
-        except OSError:
-            os.kill(pid, signal.SIGINT)
-        for _ in range(50):
-            if not _alive(pid):
-                break
-            time.sleep(0.2)
-        else:
-            try:
-                os.killpg(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        stopped = True
-    path.unlink(missing_ok=True)
-    return stopped
+def server_status(store_root: Path | None = None) -> dict[str, object]:
+    settings = Settings()
+    pid_file = prefect_home(settings) / "server.pid"
+    url = local_api_url(settings)
+    return {"api_url": url, "healthy": healthy(url),
+            "pid": int(pid_file.read_text()) if pid_file.exists() and pid_file.read_text().strip().isdigit() else None}
 
 
-def stop_server(store_root: Path) -> bool:
-    """Stop the answer service, worker and server recorded for this store. Returns whether any was running."""
-    base = Path(store_root).resolve() / "prefect"
-    # The service and the worker use the server: stop them first.
-    results = [stop_recorded_process(base / name) for name in ("service.json", "worker.json", "server.json")]
-    return any(results)
+def stop_server(store_root: Path | None = None) -> bool:
+    """``prefect server stop`` for this user's server. Returns whether one was recorded."""
+    settings = Settings()
+    recorded = (prefect_home(settings) / "server.pid").exists()
+    _prefect(["server", "stop"], settings, 60)
+    return recorded

@@ -22,6 +22,12 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="CITEBOUND_", env_file=".env", extra="ignore", frozen=True)
 
     home: Path = Field(default=Path("artifacts"))
+    # Per-user state shared by all stores: the one local Prefect server (its database and pid file).
+    user_home: Path = Field(default_factory=lambda: Path.home() / ".citebound")
+    prefect_port: int = Field(default=4210, gt=0, lt=65536)
+    # The HTTP API `ask`/`retrieve` use when one is up for their store (`citebound api`), and its key.
+    api_url: str = "http://127.0.0.1:8000"
+    api_key: str | None = None
     llm: str = "extractive"
     llm_model: str = "gpt-4o-mini"
     llm_timeout: float = 60.0
@@ -47,8 +53,11 @@ class Settings(BaseSettings):
         return os.environ.get("OPENAI_API_KEY") or None
 
 
-def configure_process_env(store_root: Path) -> None:
-    """Offline + quiet defaults for the libraries, set before they are imported. Explicit env wins."""
+def configure_process_env(store_root: Path | None = None) -> None:
+    """Offline + quiet defaults for the libraries, set before they are imported. Explicit env wins.
+
+    Prefect's home is per user (``CITEBOUND_USER_HOME``, default ``~/.citebound``), not per store: one local
+    Prefect server serves all of a user's stores."""
     defaults = {
         "HF_HUB_OFFLINE": "1",
         "TRANSFORMERS_OFFLINE": "1",
@@ -56,7 +65,7 @@ def configure_process_env(store_root: Path) -> None:
         "HF_HUB_DISABLE_PROGRESS_BARS": "1",
         "TRANSFORMERS_VERBOSITY": "error",
         "OMP_THREAD_LIMIT": "1",
-        "PREFECT_HOME": str(Path(store_root).resolve() / "prefect"),
+        "PREFECT_HOME": str(Settings().user_home.expanduser().resolve() / "prefect"),
         "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
         "PREFECT_LOGGING_LEVEL": "WARNING",
         "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120",

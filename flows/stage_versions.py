@@ -15,8 +15,8 @@ version is a sha256 over
 Code is hashed as its syntax tree without docstrings (``ast.dump``), so an edit to comments, docstrings or
 layout keeps every version; anything else in a module a stage reaches gives that stage a new version and
 leaves the stages that do not reach it alone. Versions are computed once per process from the files as
-they are on first use, i.e. the code this process runs; a long-lived process that outlives a code change
-is replaced instead (the answer service restarts on ``flows.service.code_fingerprint``).
+they are on first use, i.e. the code this process runs: a long-lived process (``citebound api``) keeps
+answering under the versions of the code it was started with, which are the versions of the code it runs.
 """
 
 from __future__ import annotations

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import signal
+import socket
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,12 +29,13 @@ class DeployedStack:
     store_root: Path
     api_url: str
     source_dir: Path
-    worker_pid: int
+    worker: subprocess.Popen
 
 
 @pytest.fixture(scope="module")
 def deployed_stack(tmp_path_factory) -> DeployedStack:
-    """Server + `citebound-pool` + `prefect deploy --all` + worker, for a fresh store; stopped with SIGINT after."""
+    """The user's server (a temporary user home, a free port) + `citebound-pool` + `prefect deploy --all` +
+    a worker, for a fresh store; the worker is stopped with SIGINT and the server with `prefect server stop`."""
     from flows import deploy, server
 
     base = tmp_path_factory.mktemp("deployed")
@@ -40,16 +44,27 @@ def deployed_stack(tmp_path_factory) -> DeployedStack:
     source_dir.mkdir()
     (source_dir / "toy_act.txt").write_text(TOY_ACT, encoding="utf-8")
     # ensure_server honours an exported PREFECT_API_URL (a shared server): this stack must be its own.
-    saved = {k: os.environ.get(k) for k in ("PREFECT_API_URL", "CITEBOUND_HOME")}
+    saved = {k: os.environ.get(k) for k in ("PREFECT_API_URL", "CITEBOUND_HOME", "CITEBOUND_USER_HOME",
+                                            "CITEBOUND_PREFECT_PORT")}
     os.environ.pop("PREFECT_API_URL", None)
+    os.environ["CITEBOUND_USER_HOME"] = str(base / "user")
+    os.environ["CITEBOUND_PREFECT_PORT"] = str(_free_port())
+    worker = None
     try:
         api_url = server.ensure_server(store_root)
         deploy.ensure_work_pool(api_url)
         deploy.deploy_all(store_root, api_url, source_dir=source_dir)
-        pid = deploy.start_worker(store_root, api_url, source_dir=source_dir)
-        yield DeployedStack(store_root=store_root, api_url=api_url, source_dir=source_dir, worker_pid=pid)
+        worker = deploy.start_worker(store_root, api_url, source_dir=source_dir)
+        yield DeployedStack(store_root=store_root, api_url=api_url, source_dir=source_dir, worker=worker)
     finally:
-        server.stop_server(store_root)
+        if worker is not None:
+            worker.send_signal(signal.SIGINT)
+            try:
+                worker.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                worker.kill()
+                worker.wait()
+        server.stop_server()
         for key, value in saved.items():
             if value is None:
                 os.environ.pop(key, None)
@@ -57,17 +72,31 @@ def deployed_stack(tmp_path_factory) -> DeployedStack:
                 os.environ[key] = value
 
 
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 @pytest.fixture(scope="module")
-def background_prefect():
-    """The CLI's everyday mode for one module: a background Prefect server per store and the warm answer
-    service, never a shared server from the environment; the variables are restored afterwards."""
-    saved = {k: os.environ.get(k) for k in ("CITEBOUND_PREFECT", "PREFECT_API_URL", "CITEBOUND_SERVICE")}
+def background_prefect(tmp_path_factory):
+    """The CLI's everyday mode for one module: the user's background Prefect server (a temporary user home
+    and a free port, never a shared server from the environment), stopped and the variables restored after."""
+    saved = {k: os.environ.get(k) for k in ("CITEBOUND_PREFECT", "PREFECT_API_URL", "CITEBOUND_USER_HOME",
+                                            "CITEBOUND_PREFECT_PORT", "CITEBOUND_API_URL")}
     for key in saved:
         os.environ.pop(key, None)
     os.environ["CITEBOUND_PREFECT"] = "background"
+    os.environ["CITEBOUND_USER_HOME"] = str(tmp_path_factory.mktemp("user-home"))
+    os.environ["CITEBOUND_PREFECT_PORT"] = str(_free_port())
+    # No API on this address: `ask` runs in-process unless a test says otherwise.
+    os.environ["CITEBOUND_API_URL"] = f"http://127.0.0.1:{_free_port()}"
     try:
         yield
     finally:
+        from flows.server import stop_server
+
+        stop_server()
         for key, value in saved.items():
             if value is None:
                 os.environ.pop(key, None)

@@ -95,16 +95,12 @@ def test_libraries_a_stage_imports_are_part_of_its_version():
 
 
 def test_a_change_in_a_dependency_changes_only_the_stages_that_reach_it(project_copy):
-    from flows.service import code_fingerprint
-
-    before, service_before = _versions(project_copy), code_fingerprint(project_copy)
+    before = _versions(project_copy)
     assert before == _versions(PROJECT_ROOT)  # the copy is the same code
     _append(project_copy / "stages" / "text_units.py", '\n_UNITS.pop("three")\n')
     after = _versions(project_copy)
     changed = {stage for stage in STAGE_MODULES if before[stage] != after[stage]}
     assert changed == {"validate", "precheck"}
-    # The warm answer service sees the same edit and is replaced, so it never answers under the old versions.
-    assert code_fingerprint(project_copy) != service_before
 
 
 def test_comments_docstrings_and_layout_do_not_change_versions(project_copy):

@@ -1,0 +1,1 @@
+"""citebound's HTTP API (FastAPI): the edge next to the CLI. See ``api.app``."""
