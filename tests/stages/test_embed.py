@@ -88,10 +88,10 @@ def test_batches_group_texts_of_similar_length_longest_first():
                          title=f"Title {i}") for i in range(6)]
     embedder = BatchRecorder()
     vectors = embed_chunks(chunk_set(*chunks), embedder, EmbedConfig(batch_size=4))
-    lengths = [len(t) for batch in embedder.batches for t in batch]
-    assert lengths == sorted(lengths, reverse=True), "one sequence, longest first"
-    assert [len(b) for b in embedder.batches] == [4, 4, 4], "12 distinct texts and titles in batches of 4"
-    assert all(t.startswith("Title") for t in embedder.batches[-1]), "the short titles share a batch"
+    texts = [t for batch in embedder.batches[:2] for t in batch]
+    assert texts == sorted((c.text for c in chunks), key=len, reverse=True), "texts first, longest first"
+    assert [len(b) for b in embedder.batches] == [4, 2, 4, 2], "6 texts, then 6 titles, in batches of 4"
+    assert all(t.startswith("Title") for b in embedder.batches[2:] for t in b), "titles never share a text's batch"
     expected = embed_chunks(chunk_set(*chunks), HashEmbedder(), EmbedConfig(batch_size=64))
     assert np.allclose(vectors, expected, atol=1e-6), "grouping does not change the vectors"
 
