@@ -5,10 +5,16 @@
 2. OCR on the real scans (``scanned-pdfs/*.pdf``): pages/s of ``extract_document`` with the page-parallel
    ``TesseractOcr`` against raw single-process pytesseract (``image_to_string``, tesseract's default threading,
    the same 300-dpi renders) on the same pages (target: >= 0.9 pages/s on 2 cores).
-3. Peak memory (ru_maxrss of a fresh subprocess) ingesting a generated 1,000-page PDF (target < 1 GiB), with
+3. Embedding and whole ingestion of one real text PDF (``--embed-pdf``, default the BNS from
+   ``statute-pdfs``), interleaved in one process, median of ``--repeat``: the embed stage (``embed_chunks``, no
+   cache) against one raw ``SentenceTransformer.encode(texts, batch_size=64)`` of the same chunk texts
+   (target <= 1.1x); the ``ingest`` flow into a fresh store (Prefect server already warm) against raw PyMuPDF
+   ``get_text()`` + that raw encode (target <= 1.2x); and a re-ingest of the same bytes (all cache hits).
+4. Peak memory (ru_maxrss of a fresh subprocess) ingesting a generated 1,000-page PDF (target < 1 GiB), with
    the same subprocess's baseline after imports, for scale.
 
-    .venv/bin/python bench/ingest.py [--repeat 3] [--pages 1000] [--skip-ocr]
+    .venv/bin/python bench/ingest.py [--repeat 3] [--pages 1000] [--skip-ocr] [--skip-text] [--skip-memory]
+                                     [--embed-pdf PATH] [--skip-embed]
 
 Data comes from ``$CITEBOUND_SHARED_DATA`` (default ``<repo>/../shared/data``).
 """
@@ -121,6 +127,83 @@ def bench_ocr() -> dict[str, float]:
     }
 
 
+def bench_embed_and_ingest(pdf: Path, repeat: int) -> dict[str, object]:
+    """Embed stage vs raw encode, and the whole ingest flow vs raw get_text + raw encode, interleaved."""
+    import shutil
+    import statistics
+
+    import pymupdf
+
+    from flows.settings import configure_process_env
+
+    work = Path(tempfile.mkdtemp(prefix="citebound-bench-ingest-"))
+    os.environ.pop("PREFECT_API_URL", None)
+    (work / "warm" / "prefect").mkdir(parents=True)  # PREFECT_HOME: the ephemeral server's database lives there
+    configure_process_env(work / "warm")
+    from contracts.config import ChunkConfig, CleanConfig, EmbedConfig, ExtractConfig
+    from flows.backends import get_embedder
+    from flows.ingest_flow import ingest_flow
+    from stages.adapters.st_embedder import _load_model
+    from stages.chunk import chunk_document
+    from stages.clean import clean_document
+    from stages.embed import embed_chunks
+    from stages.extract import extract_document, make_source_document
+
+    data = pdf.read_bytes()
+    chunk_set = chunk_document(
+        clean_document(extract_document(make_source_document(str(pdf), data), data, ExtractConfig()), CleanConfig()),
+        ChunkConfig(),
+    )
+    texts = [c.text for c in chunk_set.chunks]
+    embedder = get_embedder("minilm")
+    embedder.warm_up()
+    model = _load_model()
+    # Warm the Prefect server and every import on a tiny file in a store of its own (not timed).
+    tiny = work / "warm.txt"
+    tiny.write_text("1. Short title.--This Act may be called the Warm-up Act.\n", encoding="utf-8")
+    ingest_flow(paths=[str(tiny)], store=str(work / "warm"), embedder="minilm")
+
+    times: dict[str, list[float]] = {k: [] for k in ("get_text", "encode", "embed", "ingest", "reingest")}
+    pages = 0
+    try:
+        for r in range(repeat):
+            t0 = time.perf_counter()
+            doc = pymupdf.open(stream=data, filetype="pdf")
+            pages = sum(1 for page in doc if page.get_text() is not None)
+            doc.close()
+            times["get_text"].append(time.perf_counter() - t0)
+
+            t0 = time.perf_counter()
+            model.encode(texts, batch_size=64, show_progress_bar=False)
+            times["encode"].append(time.perf_counter() - t0)
+
+            t0 = time.perf_counter()
+            embed_chunks(chunk_set, embedder, EmbedConfig())
+            times["embed"].append(time.perf_counter() - t0)
+
+            store = work / f"store-{r}"
+            t0 = time.perf_counter()
+            first = ingest_flow(paths=[str(pdf)], store=str(store), embedder="minilm")
+            times["ingest"].append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            again = ingest_flow(paths=[str(pdf)], store=str(store), embedder="minilm")
+            times["reingest"].append(time.perf_counter() - t0)
+            if [f.status for f in first.files] != ["ingested"] or [f.status for f in again.files] != ["unchanged"]:
+                raise SystemExit(f"unexpected ingest statuses: {first.files} / {again.files}")
+            shutil.rmtree(store, ignore_errors=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    raw_sum = [g + e for g, e in zip(times["get_text"], times["encode"], strict=True)]
+    return {
+        "file": pdf.name, "pages": pages, "chunks": len(texts), "repeat": repeat, "median": med,
+        "raw_sum": statistics.median(raw_sum),
+        "embed_ratio": statistics.median(e / r for e, r in zip(times["embed"], times["encode"], strict=True)),
+        "ingest_ratio": statistics.median(i / r for i, r in zip(times["ingest"], raw_sum, strict=True)),
+        "runs": times,
+    }
+
+
 _MEMORY_CHILD = r"""
 import json, resource, sys, time
 sys.path.insert(0, sys.argv[1])
@@ -172,21 +255,49 @@ def bench_memory(pages: int) -> dict[str, float]:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def _text_row(rows: list[tuple[str, str, str, str]], repeat: int) -> None:
+    t = bench_text(repeat)
+    raw_pps, ours_pps = t["pages"] / t["raw_s"], t["pages"] / t["ours_s"]
+    rows.append((
+        f"text PDFs: {t['files']} files, {t['pages']} pages, {t['chunks']} chunks (best of {repeat})",
+        f"{raw_pps:,.0f} pages/s  (raw page.get_text())", f"{ours_pps:,.0f} pages/s  (extract+clean+chunk)",
+        f"raw is {t['ours_s'] / t['raw_s']:.2f}x faster  [target <= 2x]",
+    ))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--pages", type=int, default=1000)
     parser.add_argument("--skip-ocr", action="store_true")
+    parser.add_argument("--skip-text", action="store_true")
+    parser.add_argument("--skip-memory", action="store_true")
+    parser.add_argument("--skip-embed", action="store_true")
+    parser.add_argument("--embed-pdf", type=Path, default=SHARED / "statute-pdfs" / "Bhartiya_Nyay_Sanhita_BNS.pdf")
     args = parser.parse_args()
 
     rows: list[tuple[str, str, str, str]] = []
-    t = bench_text(args.repeat)
-    raw_pps, ours_pps = t["pages"] / t["raw_s"], t["pages"] / t["ours_s"]
-    rows.append((
-        f"text PDFs: {t['files']} files, {t['pages']} pages, {t['chunks']} chunks (best of {args.repeat})",
-        f"{raw_pps:,.0f} pages/s  (raw page.get_text())", f"{ours_pps:,.0f} pages/s  (extract+clean+chunk)",
-        f"raw is {t['ours_s'] / t['raw_s']:.2f}x faster  [target <= 2x]",
-    ))
+    if not args.skip_embed:
+        e = bench_embed_and_ingest(args.embed_pdf, args.repeat)
+        med = e["median"]
+        n = e["chunks"]
+        rows.append((
+            f"embed: {e['file']}, {n} chunks (median of {e['repeat']}, interleaved)",
+            f"{n / med['encode']:.1f} chunks/s  (one encode(texts, batch_size=64), {med['encode']:.1f} s)",
+            f"{n / med['embed']:.1f} chunks/s  (embed_chunks with titles, {med['embed']:.1f} s)",
+            f"embed stage is {e['embed_ratio']:.2f}x raw  [target <= 1.1x]",
+        ))
+        rows.append((
+            f"ingest: {e['file']}, {e['pages']} pages, fresh store (warm Prefect server)",
+            f"{e['raw_sum']:.1f} s  (get_text {med['get_text']:.2f} s + encode {med['encode']:.1f} s)",
+            f"{med['ingest']:.1f} s  (ingest flow: all stages, store, index); re-ingest same bytes "
+            f"{med['reingest']:.1f} s",
+            f"ingest is {e['ingest_ratio']:.2f}x raw  [target <= 1.2x]",
+        ))
+        print("per-repeat seconds:", json.dumps({k: [round(x, 2) for x in v] for k, v in e["runs"].items()}),
+              file=sys.stderr)
+    if not args.skip_text:
+        _text_row(rows, args.repeat)
     if not args.skip_ocr:
         o = bench_ocr()
         rows.append((
@@ -197,13 +308,14 @@ def main() -> None:
             f"mean conf {o['mean_conf']:.1f})",
             f"ours is {o['raw_s'] / o['ours_s']:.1f}x faster  [target >= 0.9 pages/s]",
         ))
-    m = bench_memory(args.pages)
-    rows.append((
-        f"memory: generated {m['pages']}-page PDF ({m['bytes'] / 2**20:.1f} MiB), {m['chunks']} chunks",
-        f"{m['base_kib'] / 1024:.0f} MiB  (process after imports)",
-        f"{m['peak_kib'] / 1024:.0f} MiB peak RSS  ({m['pages'] / m['seconds']:.0f} pages/s)",
-        f"{'under' if m['peak_kib'] < 1024 * 1024 else 'OVER'} 1 GiB  [target < 1 GiB]",
-    ))
+    if not args.skip_memory:
+        m = bench_memory(args.pages)
+        rows.append((
+            f"memory: generated {m['pages']}-page PDF ({m['bytes'] / 2**20:.1f} MiB), {m['chunks']} chunks",
+            f"{m['base_kib'] / 1024:.0f} MiB  (process after imports)",
+            f"{m['peak_kib'] / 1024:.0f} MiB peak RSS  ({m['pages'] / m['seconds']:.0f} pages/s)",
+            f"{'under' if m['peak_kib'] < 1024 * 1024 else 'OVER'} 1 GiB  [target < 1 GiB]",
+        ))
     width = max(len(r[0]) for r in rows)
     print(f"{'measure'.ljust(width)} | raw / baseline | citebound | ratio")
     for r in rows:

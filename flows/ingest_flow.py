@@ -182,6 +182,7 @@ def _build_index(
         previous is not None and previous_ref is not None
         and previous.embedding_model == embedder.model_name and previous.model_revision == embedder.model_revision
         and previous.index_type == index_cfg.index_type
+        and index_is_current(store, previous, index_cfg)
     )
     if compatible:
         index = load_search_index(str(store.root), previous_ref, embedder_name)
@@ -209,6 +210,20 @@ def _build_index(
     step = run_stage(store, stage="index", stage_version=index_stage.STAGE_VERSION, config=index_cfg,
                      inputs=(), compute=lambda: manifest, force=True)
     return step.output, manifest
+
+
+def index_is_current(store: ArtifactStore, manifest: IndexManifest, index_cfg: IndexConfig) -> bool:
+    """Whether the saved index's BM25 parameters, normaliser and config are what this code builds now
+    (reads the small ``params`` blob only). A stale index is rebuilt from the stored vectors, not patched."""
+    from stages.index import check_params
+
+    blobs = dict(manifest.blobs)
+    try:
+        params = {"params": store.get_blob(blobs["params"])} if "params" in blobs else {}
+        check_params(params, index_cfg.model_copy(update={"index_type": manifest.index_type}))
+    except CiteboundError:  # a mismatch, or a missing or unreadable params blob
+        return False
+    return True
 
 
 def update_catalog_and_index(
@@ -256,7 +271,8 @@ def update_catalog_and_index(
             final_reports.append(rep.model_copy(update={
                 "status": status, "chunk_set_sha256": cs_sha, "id_clashes": deduped.id_clashes}))
         new_catalog = Catalog(entries=tuple(entries[k] for k in sorted(entries)))
-        if cat_ref is not None and new_catalog == catalog and previous is not None:
+        if (cat_ref is not None and new_catalog == catalog and previous is not None
+                and index_is_current(store, previous, index_cfg)):
             return final_reports, catalog, idx_ref, previous, removed
         if not new_catalog.entries:
             store.set_pointer(CATALOG_POINTER, store.put(new_catalog, stage="catalog", stage_version="catalog.v1"))

@@ -6,7 +6,10 @@ postings of the query terms; nothing allocated over the whole corpus per query).
 applied to the gathered postings before ranking, so a filtered-out document never enters the top k.
 
 Persistence is in memory: ``to_bytes()`` packs the score matrix, vocabulary and parameters into one
-``.npz`` byte string (``bm25s.BM25.save`` only writes to a directory, which stages may not do).
+``.npz`` byte string (``bm25s.BM25.save`` only writes to a directory, which stages may not do). Like
+bm25s's own ``params.index.json``, ``params`` names what the precomputed scores depend on (k1, b, method,
+...); ``normaliser_spec()`` names the tokenizer, stop list and stemmer that made the vocabulary. A saved
+index records both (``stages.index``), and loading it under other ones is refused.
 
 >>> lex = LexicalIndex.build(["Whoever commits theft shall be punished", "Definition of murder"])
 >>> docs, scores = lex.search(tokenize("punishment for theft"), k=2)
@@ -15,6 +18,7 @@ Persistence is in memory: ``to_bytes()`` packs the score matrix, vocabulary and 
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import re
@@ -26,7 +30,7 @@ import numpy as np
 
 from contracts.errors import ArtifactCorruptError
 
-__all__ = ["LexicalIndex", "tokenize", "stem", "STOPWORDS"]
+__all__ = ["LexicalIndex", "tokenize", "stem", "STOPWORDS", "NORMALISER_VERSION", "normaliser_spec"]
 
 STAGE_VERSION = "lexical.v1"
 
@@ -44,6 +48,19 @@ STOPWORDS = frozenset(
 )
 
 _BM25_PARAMS = {"k1": 1.2, "b": 0.75, "method": "lucene"}
+# The bm25s attributes that change the precomputed scores (the keys bm25s itself saves in params.index.json).
+_SCORE_PARAMS = ("k1", "b", "delta", "method", "idf_method", "dtype", "int_dtype")
+
+NORMALISER_VERSION = "tokenize.v1"
+"""Bump on any change to ``tokenize``/``stem``/``STOPWORDS`` behaviour: a saved BM25 vocabulary is only valid
+for the normaliser that made it. ``normaliser_spec`` also fingerprints the behaviour itself, as a guard."""
+
+# Words that go through every rule of tokenize/stem (case, stop words, one-letter tokens, digits, each suffix):
+# their output is hashed into the spec, so a change to any rule shows up even if the version is not bumped.
+_NORMALISER_PROBE = (
+    "The Offences, offences; THEFTS & cheating punished parties boxes glasses bus axis class a b 7 498A "
+    "s. 420 Whoever someone shall act stealing applies dies kissed Sanhita punishment ing ed"
+)
 
 
 def stem(word: str) -> str:
@@ -71,6 +88,28 @@ def tokenize(text: str) -> list[str]:
     return [stem(t) for t in _TOKEN.findall(text.lower()) if t not in STOPWORDS and (len(t) > 1 or t.isdigit())]
 
 
+def normaliser_spec() -> dict[str, object]:
+    """What turns text into BM25 terms, as saved beside an index: tokenizer, stop list, stemmer, version.
+
+    >>> spec = normaliser_spec()
+    >>> spec["version"] == NORMALISER_VERSION and spec["stopwords"] == len(STOPWORDS)
+    True
+    """
+    stop_list = "\n".join(sorted(STOPWORDS)).encode("utf-8")
+    probe = json.dumps(tokenize(_NORMALISER_PROBE)).encode("utf-8")
+    return {
+        "version": NORMALISER_VERSION,
+        "tokenizer": "citebound.lexical.tokenize",
+        "lowercase": True,
+        "token_pattern": _TOKEN.pattern,
+        "min_token_chars": 2,  # digits exempt
+        "stopwords": len(STOPWORDS),
+        "stopwords_sha256": hashlib.sha256(stop_list).hexdigest(),
+        "stemmer": "citebound.lexical.stem (plural/-ing/-ed suffix stripper)",
+        "probe_sha256": hashlib.sha256(probe).hexdigest(),
+    }
+
+
 class LexicalIndex:
     """An immutable BM25 index over documents numbered 0..n-1 in the order given to ``build``."""
 
@@ -96,6 +135,16 @@ class LexicalIndex:
     @property
     def n_docs(self) -> int:
         return self._n_docs
+
+    @property
+    def params(self) -> dict[str, object]:
+        """The BM25 parameters the scores were computed with (as bm25s saves them), and the bm25s version."""
+        return {**{name: getattr(self._model, name) for name in _SCORE_PARAMS}, "bm25s_version": bm25s.__version__}
+
+    @staticmethod
+    def default_params() -> dict[str, object]:
+        """``params`` of an index ``build`` makes now (to compare with a saved index's)."""
+        return LexicalIndex.build([]).params
 
     def search(
         self, terms: Sequence[str], k: int, allowed: np.ndarray | None = None
@@ -152,6 +201,7 @@ class LexicalIndex:
             indptr=self._indptr,
             n_docs=np.array([self._n_docs, int(self._model.scores["num_docs"])], dtype=np.int64),
             vocab=np.frombuffer(vocab_json, dtype=np.uint8),
+            params=np.frombuffer(json.dumps(self.params, sort_keys=True).encode("utf-8"), dtype=np.uint8),
         )
         return buffer.getvalue()
 
@@ -160,7 +210,9 @@ class LexicalIndex:
         try:
             with np.load(io.BytesIO(blob), allow_pickle=False) as npz:
                 n_docs, num_docs = (int(x) for x in npz["n_docs"])
-                model = bm25s.BM25(**_BM25_PARAMS)
+                # The parameters the scores were made with (older blobs carry none: the defaults of that time).
+                saved = json.loads(npz["params"].tobytes().decode("utf-8")) if "params" in npz.files else {}
+                model = bm25s.BM25(**{k: v for k, v in ({**_BM25_PARAMS, **saved}).items() if k in _SCORE_PARAMS})
                 model.scores = {
                     "data": npz["data"],
                     "indices": npz["indices"],

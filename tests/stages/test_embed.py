@@ -68,3 +68,55 @@ def test_section_title_is_mixed_into_the_vector():
 
 def test_empty_chunk_set_gives_an_empty_matrix():
     assert embed_chunks(chunk_set(), HashEmbedder(dim=16), EmbedConfig()).shape == (0, 16)
+
+
+class BatchRecorder(HashEmbedder):
+    """Records each batch it is given, to see how embed_chunks groups texts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches: list[list[str]] = []
+
+    def embed(self, texts):  # noqa: ANN001, ANN201
+        self.batches.append(list(texts))
+        return super().embed(texts)
+
+
+def test_batches_group_texts_of_similar_length_longest_first():
+    # Titles are short and texts long: in chunk order every batch would mix them (each title padded to a text).
+    chunks = [make_chunk(f"Whoever commits offence number {i} " + "and more words " * (10 + i), section=str(i),
+                         title=f"Title {i}") for i in range(6)]
+    embedder = BatchRecorder()
+    vectors = embed_chunks(chunk_set(*chunks), embedder, EmbedConfig(batch_size=4))
+    texts = [t for batch in embedder.batches[:2] for t in batch]
+    assert texts == sorted((c.text for c in chunks), key=len, reverse=True), "texts first, longest first"
+    assert [len(b) for b in embedder.batches] == [4, 2, 4, 2], "6 texts, then 6 titles, in batches of 4"
+    assert all(t.startswith("Title") for b in embedder.batches[2:] for t in b), "titles never share a text's batch"
+    expected = embed_chunks(chunk_set(*chunks), HashEmbedder(), EmbedConfig(batch_size=64))
+    assert np.allclose(vectors, expected, atol=1e-6), "grouping does not change the vectors"
+
+
+@pytest.mark.integration
+def test_real_model_vectors_match_embedding_each_text_alone(real_embedder):
+    """With the real model, length-sorted batches give the vectors each text has when embedded on its own
+    (no padding at all): within 1e-5, so vectors stored before the batching change stay valid."""
+    chunks = [
+        make_chunk("Whoever commits theft shall be punished with imprisonment of either description for a term "
+                   "which may extend to three years, or with fine, or with both.", section="379",
+                   title="Punishment for theft"),
+        make_chunk("Whoever cheats shall be punished.", section="417", title="Punishment for cheating"),
+        make_chunk("In this Code, unless the context otherwise requires, words importing the masculine gender are "
+                   "taken to include females, and the word person includes any company or association or body of "
+                   "persons, whether incorporated or not. " * 3, section="8"),
+        make_chunk("Nothing is an offence which is done by a child under seven years of age.", section="82",
+                   title="Act of a child under seven years of age"),
+    ]
+    cfg = EmbedConfig(batch_size=3)
+    vectors = embed_chunks(chunk_set(*chunks), real_embedder, cfg)
+    for chunk, vector in zip(chunks, vectors, strict=True):
+        alone = real_embedder.embed([chunk.text])[0]
+        title = chunk.provenance.section_title
+        if title:
+            alone = (1 - cfg.title_weight) * alone + cfg.title_weight * real_embedder.embed([title])[0]
+        alone = alone / np.linalg.norm(alone)
+        assert np.abs(vector - alone).max() < 1e-5, chunk.provenance.section_id

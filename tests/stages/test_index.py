@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
+
+import stages.lexical as lexical
 
 from contracts import Chunk, ChunkProvenance, IndexConfig, sha256_text
 from contracts.errors import ContractViolationError, IndexMismatchError
@@ -166,7 +170,7 @@ def test_blob_round_trip_gives_identical_results(embedder, index_type):
     chunks = statute_chunks("t1") + statute_chunks("t2")
     index = build(chunks, embedder, IndexConfig(index_type=index_type)).remove([chunks[0].chunk_id])
     blobs = index.to_blobs()
-    assert set(blobs) == {"faiss", "bm25", "ids"} and all(isinstance(b, bytes) for b in blobs.values())
+    assert set(blobs) == {"faiss", "bm25", "ids", "params"} and all(isinstance(b, bytes) for b in blobs.values())
     loaded = SearchIndex.from_blobs(
         blobs, list(reversed(index.chunks)), embedding_model=embedder.model_name,
         model_revision=embedder.model_revision, dim=embedder.dim, cfg=IndexConfig(index_type=index_type),
@@ -240,3 +244,89 @@ def test_empty_index_builds_and_finds_nothing(embedder):
 )
 def test_section_key_reads_the_usual_section_id_shapes(section_id, doc_code, expected):
     assert section_key(section_id, doc_code) == expected
+
+
+# ----------------------------------------------------------------------------- self-describing saved index
+
+
+def load(blobs: dict[str, bytes], index: SearchIndex, embedder: HashEmbedder, cfg: IndexConfig | None = None):
+    return SearchIndex.from_blobs(
+        blobs, index.chunks, embedding_model=embedder.model_name, model_revision=embedder.model_revision,
+        dim=embedder.dim, cfg=cfg or IndexConfig(), embedder=embedder,
+    )
+
+
+def test_params_blob_records_bm25_parameters_normaliser_and_config(embedder):
+    index = build(statute_chunks(), embedder, IndexConfig(bm25_title_repeat=3))
+    params = json.loads(index.to_blobs()["params"])
+    assert params["bm25"]["k1"] == 1.2 and params["bm25"]["b"] == 0.75 and params["bm25"]["method"] == "lucene"
+    assert params["bm25"]["bm25s_version"] == lexical.bm25s.__version__
+    assert params["normaliser"]["version"] == lexical.NORMALISER_VERSION
+    assert params["normaliser"]["stopwords"] == len(lexical.STOPWORDS)
+    assert params["index_config"]["bm25_title_repeat"] == 3 and params["index_config"]["index_type"] == "flat"
+
+
+def test_index_saved_with_other_bm25_parameters_is_refused(embedder, monkeypatch):
+    with monkeypatch.context() as patch:
+        patch.setattr(lexical, "_BM25_PARAMS", {"k1": 1.5, "b": 0.6, "method": "lucene"})
+        index = build(statute_chunks(), embedder)
+        blobs = index.to_blobs()
+    with pytest.raises(IndexMismatchError, match=r"bm25\.k1: saved 1\.5, now 1\.2") as err:
+        load(blobs, index, embedder)
+    assert "bm25.b: saved 0.6, now 0.75" in str(err.value) and "rebuild" in str(err.value).lower()
+
+
+def test_index_saved_with_another_stop_list_is_refused(embedder, monkeypatch):
+    with monkeypatch.context() as patch:
+        patch.setattr(lexical, "STOPWORDS", lexical.STOPWORDS | {"whoever"})
+        index = build(statute_chunks(), embedder)
+        blobs = index.to_blobs()
+    with pytest.raises(IndexMismatchError, match=r"normaliser\.stopwords: saved 137, now 136"):
+        load(blobs, index, embedder)
+
+
+def test_index_saved_with_another_stemmer_is_refused_even_without_a_version_bump(embedder, monkeypatch):
+    with monkeypatch.context() as patch:
+        patch.setattr(lexical, "stem", lambda word: word)  # no stemming at all: "thefts" stays "thefts"
+        index = build(statute_chunks(), embedder)
+        blobs = index.to_blobs()
+    with pytest.raises(IndexMismatchError, match=r"normaliser\.probe_sha256") as err:
+        load(blobs, index, embedder)
+    assert "normaliser.version" not in str(err.value), "only the behaviour changed, and that is what is named"
+
+
+def test_index_saved_under_another_normaliser_version_is_refused(embedder, monkeypatch):
+    with monkeypatch.context() as patch:
+        patch.setattr(lexical, "NORMALISER_VERSION", "tokenize.v0")
+        index = build(statute_chunks(), embedder)
+        blobs = index.to_blobs()
+    with pytest.raises(IndexMismatchError, match=r"normaliser\.version: saved 'tokenize\.v0', now 'tokenize\.v1'"):
+        load(blobs, index, embedder)
+
+
+@pytest.mark.parametrize(
+    ("saved", "loaded", "named"),
+    [(IndexConfig(bm25_title_repeat=3), IndexConfig(), "index_config.bm25_title_repeat: saved 3, now 2"),
+     (IndexConfig(index_type="hnsw", hnsw_m=16), IndexConfig(index_type="hnsw"), "index_config.hnsw_m: saved 16, now 32"),
+     (IndexConfig(index_type="hnsw"), IndexConfig(index_type="hnsw", hnsw_ef_construction=40),
+      "index_config.hnsw_ef_construction: saved 80, now 40")],
+    ids=["title_repeat", "hnsw_m", "ef_construction"],
+)
+def test_index_saved_under_another_config_is_refused(embedder, saved, loaded, named):
+    index = build(statute_chunks(), embedder, saved)
+    with pytest.raises(IndexMismatchError) as err:
+        load(index.to_blobs(), index, embedder, loaded)
+    assert named in str(err.value)
+
+
+def test_search_time_ef_search_may_differ(embedder):
+    index = build(statute_chunks(), embedder, IndexConfig(index_type="hnsw", hnsw_ef_search=64))
+    loaded = load(index.to_blobs(), index, embedder, IndexConfig(index_type="hnsw", hnsw_ef_search=200))
+    assert loaded.cfg.hnsw_ef_search == 200 and loaded.chunks == index.chunks
+
+
+def test_index_saved_without_params_is_refused_as_older(embedder):
+    index = build(statute_chunks(), embedder)
+    blobs = {k: v for k, v in index.to_blobs().items() if k != "params"}
+    with pytest.raises(IndexMismatchError, match="older citebound"):
+        load(blobs, index, embedder)
