@@ -129,6 +129,7 @@ def bench_ocr() -> dict[str, float]:
 
 def bench_embed_and_ingest(pdf: Path, repeat: int) -> dict[str, object]:
     """Embed stage vs raw encode, and the whole ingest flow vs raw get_text + raw encode, interleaved."""
+    import atexit
     import shutil
     import statistics
 
@@ -137,6 +138,8 @@ def bench_embed_and_ingest(pdf: Path, repeat: int) -> dict[str, object]:
     from flows.settings import configure_process_env
 
     work = Path(tempfile.mkdtemp(prefix="citebound-bench-ingest-"))
+    # The ephemeral Prefect server writes into PREFECT_HOME until the process exits: remove it once more then.
+    atexit.register(shutil.rmtree, work, True)
     os.environ.pop("PREFECT_API_URL", None)
     (work / "warm" / "prefect").mkdir(parents=True)  # PREFECT_HOME: the ephemeral server's database lives there
     configure_process_env(work / "warm")
