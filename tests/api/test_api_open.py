@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from contracts import Answer, RetrievalResult
+from contracts.store import kind_of
 from tests.api.conftest import ingest_fixtures, start_api
 from tests.llm_server import FakeOpenAIServer
 
@@ -64,7 +65,7 @@ def test_retrieval_only_returns_the_retrieval_result(api):
         r = c.post("/rag/query", json={"query": "punishment for theft", "k": 3, "mode": "retrieval_only"})
     assert r.status_code == 200
     result = RetrievalResult.model_validate_json(r.text)
-    assert result.kind == "retrieval_result.v1" and 0 < len(result.results) <= 3
+    assert result.kind == kind_of(RetrievalResult) and 0 < len(result.results) <= 3
     assert result.results[0].source_id.startswith("IPC_379")
 
 
