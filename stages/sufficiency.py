@@ -18,6 +18,7 @@ import re
 from contracts.answer import Answer, CheckResult, GenerationPolicy
 from contracts.ingest import Chunk
 from contracts.retrieval import ContextPack, QueryIntent
+from stages.alignment import missing_specifics, question_specifics
 from stages.prompt import citable_ids, prompt_chunks
 from stages.query_analysis import analyze_query
 from stages.text_units import content_words, stem
@@ -38,10 +39,11 @@ __all__ = [
     "check_scope_evidence",
     "check_general_evidence",
     "check_evidence_sufficiency",
+    "check_question_alignment",
     "precheck_pack",
 ]
 
-STAGE_VERSION = "sufficiency.v4"
+STAGE_VERSION = "sufficiency.v5"
 
 _I = re.IGNORECASE
 # Language that shows a chunk can answer a question of each type.
@@ -230,6 +232,25 @@ _BY_INTENT = {
 }
 
 
+def check_question_alignment(pack: ContextPack, policy: GenerationPolicy) -> CheckResult:
+    """One usable chunk carries every specific of the question (quantities, names, rare terms; see
+    ``stages.alignment``). Fails with ``question_detail_missing`` naming what the best-aligned chunk lacks
+    (quoted, comma-separated: ``"ribbons"``)."""
+    specifics = question_specifics(pack.query)
+    if not specifics:
+        return CheckResult(name="question_alignment", passed=True, detail="the question names no specifics")
+    best: tuple[str, ...] = ()
+    for chunk in _usable(pack, policy):
+        missing = missing_specifics(specifics, chunk.text)
+        if not missing:
+            return CheckResult(name="question_alignment", passed=True,
+                               detail=f"every specific of the question in {chunk.semantic_id}")
+        if not best or len(missing) < len(best):
+            best = missing
+    return CheckResult(name="question_alignment", passed=False, reason_code="question_detail_missing",
+                       detail=", ".join(f'"{m}"' for m in best) or "no usable evidence")
+
+
 def check_evidence_sufficiency(pack: ContextPack, policy: GenerationPolicy) -> CheckResult:
     """The check for the pack's query intent (``pack.query_analysis.intent``)."""
     return _BY_INTENT[pack.query_analysis.intent](pack, policy)
@@ -242,9 +263,12 @@ def precheck_pack(pack: ContextPack, policy: GenerationPolicy) -> Answer | None:
     for check, status in (
         (check_pack_not_empty, "insufficient_context"),
         (check_confidence, "low_confidence"),
+        (check_question_alignment, "insufficient_context"),
         (check_evidence_sufficiency, "insufficient_context"),
     ):
         if check is check_evidence_sufficiency and not policy.check_sufficiency:
+            continue
+        if check is check_question_alignment and not policy.check_alignment:
             continue
         result = check(pack, policy)
         checks.append(result)

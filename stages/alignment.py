@@ -1,0 +1,231 @@
+"""Question-evidence alignment: the question's specifics must be in the evidence before anything is generated.
+
+A question can retrieve a confident, on-topic paragraph and still not be answered by it: "What book was
+Iqbal's *eight* English lectures published as?" over a paragraph about his *seven* lectures, "a Turing machine
+with an extra supply of random *ribbons*" over one about random *bits*. Such a question differs from the
+evidence in one detail, so the detail is what is checked. The question's **specifics** are:
+
+* **quantities**: numbers in digits or words ("eight", "1,500"), compared as numbers, so "eight" != "seven";
+  a duration compares as a duration ("two weeks" is carried by "ten days or more", not by "thirty days or
+  more"); a century or a decade as the years it spans ("the 14th century" is carried by "1350" or "the
+  fourteenth century", not by "1418");
+* **names**: capitalised words inside the question ("Byzantine", "Rollo", "EU") and acronyms;
+* **rare terms**: other content words that are rare in English at large (Zipf frequency below
+  ``RARE_ZIPF`` in ``wordfreq``'s multi-source word list): "ribbons", "maternal", "ivorywork". Common words
+  ("country", "located", "happen") are left to the retriever, since paraphrase changes them freely: requiring
+  every question word in the gold paragraph refuses most unanswerable SQuAD questions but keeps 17% of the
+  answerable ones.
+
+A specific is carried by a chunk when the chunk has the word itself, a word of the same light stem or sharing
+a prefix of at least ``MIN_PREFIX`` letters ("Norman" ~ "Normandy"), or, for a rare term, one of the statute
+words ``stages.query_analysis`` maps it to. All specifics must be carried by **one** chunk of the pack: the
+answer is read from one passage, and a question assembled from two passages' details is exactly the kind
+this check exists to catch. The refusal names what the best-aligned chunk lacks
+(``question_detail_missing``: "ribbons").
+
+>>> sorted(question_specifics("What book was Iqbal's eight English lectures published as?").names)
+['english', 'iqbal']
+>>> sorted(question_specifics("What did Iqbal publish in 1934?").quantities)
+['1934']
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import re
+
+from stages.query_analysis import analyze_query
+from stages.text_units import STOPWORDS, numbers_in, stem
+
+__all__ = [
+    "STAGE_VERSION",
+    "RARE_ZIPF",
+    "MIN_PREFIX",
+    "Specifics",
+    "question_specifics",
+    "missing_specifics",
+    "zipf",
+]
+
+STAGE_VERSION = "alignment.v1"
+
+RARE_ZIPF = 3.5
+"""A content word rarer than this in general English (Zipf scale: 3 = once per million words) is a specific."""
+MIN_PREFIX = 4
+
+# Words that say what is asked, not what it is about (kept in step with stages.sufficiency.QUESTION_WORDS).
+_ASKING = frozenset(
+    """what which who whom whose how why when where name named names explain describe define definition meaning
+    mean means tell give list state kind type types sort much many long did does do was were is are""".split()
+)
+_WORD = re.compile(r"[A-Za-z][A-Za-z'\u2019-]*[A-Za-z]|[A-Za-z]")
+_ACRONYM = re.compile(r"^[A-Z]{2,}s?$")
+_CENTURY = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)\s+centur(?:y|ies)", re.IGNORECASE)
+_DECADE = re.compile(r"\b(\d{3,4})\s*['\u2019]?s\b")
+_ORDINAL_WORDS = {w: i for i, w in enumerate(
+    """first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth fourteenth
+    fifteenth sixteenth seventeenth eighteenth nineteenth twentieth twenty-first""".split(), start=1)}
+_WORD_CENTURY = re.compile(r"\b(" + "|".join(sorted(_ORDINAL_WORDS, key=len, reverse=True)) + r")\s+centur(?:y|ies)",
+                           re.IGNORECASE)
+_YEAR = re.compile(r"\b(\d{3,4})\b")
+
+_DAYS = {"day": 1, "days": 1, "week": 7, "weeks": 7, "fortnight": 14, "fortnights": 14, "month": 30,
+         "months": 30, "year": 365, "years": 365}
+_NUMBER_WORDS = """a an one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen
+    seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred""".split()
+_DURATION = re.compile(r"\b(\d+(?:\.\d+)?|(?:(?:" + "|".join(_NUMBER_WORDS) + r")[ -]?)+?)\s+"
+                       r"(days?|weeks?|fortnights?|months?|years?)\b", re.IGNORECASE)
+_AT_LEAST = re.compile(r"^\s*(?:or\s+(?:more|longer|upwards)|and\s+(?:more|above|upwards))", re.IGNORECASE)
+_AT_MOST = re.compile(r"^\s*(?:or\s+less|or\s+(?:under|fewer|shorter))", re.IGNORECASE)
+_BEFORE_AT_LEAST = re.compile(r"(?:more\s+than|not\s+less\s+than|at\s+least|exceeding|over|above|beyond)\s*$",
+                              re.IGNORECASE)
+_BEFORE_AT_MOST = re.compile(r"(?:less\s+than|not\s+more\s+than|not\s+exceeding|up\s+to|at\s+most|within|"
+                             r"under)\s*$", re.IGNORECASE)
+
+
+@functools.lru_cache(maxsize=65536)
+def zipf(word: str) -> float:
+    """How common a word is in English (wordfreq's Zipf scale, 0 for unknown words); loaded on first use."""
+    from wordfreq import zipf_frequency
+
+    return float(zipf_frequency(word, "en"))
+
+
+@dataclasses.dataclass(frozen=True)
+class Specifics:
+    """What a question commits to. ``quantities`` maps the text of each quantity to how it is checked."""
+
+    quantities: dict[str, tuple[str, float, float]]
+    """text -> (kind, low, high): "number" (exact value low), "years" (a year in [low, high]) or
+    "days" (a duration of low days, carried by an equal duration or a limit that includes it)."""
+    names: frozenset[str]
+    rare: frozenset[str]
+
+    def __bool__(self) -> bool:
+        return bool(self.quantities or self.names or self.rare)
+
+
+def _durations(text: str) -> list[tuple[float, str, int, int]]:
+    """(days, bound, start, end) for each "N unit" in the text; bound is "=", ">=" or "<=" as worded."""
+    out = []
+    for m in _DURATION.finditer(text):
+        values = numbers_in(m.group(1) + " " + m.group(2))
+        if not values and m.group(1).lower() in ("a", "an", "one"):
+            values = frozenset({1.0})
+        if not values:
+            continue
+        days = max(values) * _DAYS[m.group(2).lower()]
+        after, before = text[m.end():m.end() + 20], text[max(0, m.start() - 25):m.start()]
+        bound = ">=" if _AT_LEAST.search(after) or _BEFORE_AT_LEAST.search(before) else (
+            "<=" if _AT_MOST.search(after) or _BEFORE_AT_MOST.search(before) else "=")
+        out.append((days, bound, m.start(), m.end()))
+    return out
+
+
+def question_specifics(question: str) -> Specifics:
+    """The quantities, names and rare terms of a question (see the module docstring)."""
+    quantities: dict[str, tuple[str, float, float]] = {}
+    spans: list[tuple[int, int]] = []
+    for m in _CENTURY.finditer(question):
+        n = int(m.group(1))
+        quantities[m.group(0).strip()] = ("years", 100.0 * (n - 1), 100.0 * n - 1)
+        spans.append(m.span())
+    for m in _WORD_CENTURY.finditer(question):
+        n = _ORDINAL_WORDS[m.group(1).lower()]
+        quantities[m.group(0).strip()] = ("years", 100.0 * (n - 1), 100.0 * n - 1)
+        spans.append(m.span())
+    for m in _DECADE.finditer(question):
+        start = int(m.group(1))
+        width = 100 if start % 100 == 0 else 10
+        quantities[m.group(0).strip()] = ("years", float(start), float(start + width - 1))
+        spans.append(m.span())
+    for days, _, start, end in _durations(question):
+        if question[start:end].split()[0].lower() in ("a", "an"):
+            continue  # "a year" in a question is a rate or a span, seldom a detail the evidence must repeat
+        quantities[question[start:end]] = ("days", days, days)
+        spans.append((start, end))
+    rest = "".join(" " if any(s <= i < e for s, e in spans) else ch for i, ch in enumerate(question))
+    for value in sorted(numbers_in(rest)):
+        quantities[f"{value:g}"] = ("number", value, value)
+
+    names: set[str] = set()
+    rare: set[str] = set()
+    words = list(_WORD.finditer(rest))
+    for i, m in enumerate(words):
+        word = m.group(0).replace("\u2019", "'")
+        if word.lower().endswith("'s"):
+            word = word[:-2]
+        lower = word.lower()
+        if lower in STOPWORDS or lower in _ASKING or len(lower) < 2 or numbers_in(lower):
+            continue
+        first = i == 0 or rest[:m.start()].rstrip().endswith((".", "?", "!", ":", '"'))
+        if _ACRONYM.match(word) or (word[0].isupper() and not first):
+            names.add(lower)
+        elif len(lower) >= 3 and zipf(lower) < RARE_ZIPF:
+            rare.add(lower)
+    return Specifics(quantities=quantities, names=frozenset(names), rare=frozenset(rare))
+
+
+def _word_forms(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    words = frozenset(w.lower().replace("\u2019", "'").removesuffix("'s") for w in _WORD.findall(text))
+    return words, frozenset(stem(w) for w in words)
+
+
+def _has_word(word: str, words: frozenset[str], stems: frozenset[str]) -> bool:
+    if word in words or stem(word) in stems:
+        return True
+    if len(word) < MIN_PREFIX:
+        return False
+    head = word[:MIN_PREFIX]
+    return any(len(w) >= MIN_PREFIX and w[:MIN_PREFIX] == head and (w.startswith(word) or word.startswith(w))
+               for w in words)
+
+
+def _years(text: str) -> list[float]:
+    years = [float(y) for y in _YEAR.findall(text)]
+    for m in _CENTURY.finditer(text):
+        years.append(100.0 * (int(m.group(1)) - 1) + 50)
+    for m in _WORD_CENTURY.finditer(text):
+        years.append(100.0 * (_ORDINAL_WORDS[m.group(1).lower()] - 1) + 50)
+    for m in _DECADE.finditer(text):
+        years.append(float(m.group(1)))
+    return years
+
+
+def _carries_quantity(kind: str, low: float, high: float, text: str, numbers: frozenset[float]) -> bool:
+    if kind == "number":
+        return low in numbers
+    if kind == "years":
+        return any(low <= y <= high for y in _years(text))
+    for days, bound, _, _ in _durations(text):
+        if (bound == "=" and days == low) or (bound == ">=" and low >= days) or (bound == "<=" and low <= days):
+            return True
+    return False
+
+
+@functools.lru_cache(maxsize=4096)
+def _statute_words(term: str) -> frozenset[str]:
+    """The statute words the query analyser maps an everyday word to ("stealing" -> theft)."""
+    return frozenset(w for phrase in analyze_query(term).expansions for w in phrase.lower().split())
+
+
+def missing_specifics(specifics: Specifics, text: str) -> tuple[str, ...]:
+    """The specifics a chunk's text does not carry, quantities first, then names, then rare terms.
+
+    >>> spec = question_specifics("What book was Iqbal's eight English lectures published as?")
+    >>> missing_specifics(spec, "Iqbal's seven English lectures were published by Oxford.")
+    ('8',)
+    """
+    words, stems = _word_forms(text)
+    numbers = numbers_in(text)
+    out = [q for q, (kind, low, high) in specifics.quantities.items()
+           if not _carries_quantity(kind, low, high, text, numbers)]
+    out += [n for n in sorted(specifics.names) if not _has_word(n, words, stems)]
+    for term in sorted(specifics.rare):
+        if _has_word(term, words, stems):
+            continue
+        if any(_has_word(w, words, stems) for w in _statute_words(term)):
+            continue
+        out.append(term)
+    return tuple(out)
