@@ -32,11 +32,14 @@ this check exists to catch. The refusal names what the best-aligned chunk lacks
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import functools
+import os.path
 import re
+import unicodedata
 
 from stages.query_analysis import analyze_query
-from stages.text_units import STOPWORDS, numbers_in, stem
+from stages.text_units import STOPWORDS, content_words, numbers_in, split_sentences, stem
 
 __all__ = [
     "STAGE_VERSION",
@@ -53,6 +56,13 @@ STAGE_VERSION = "alignment.v1"
 RARE_ZIPF = 3.5
 """A content word rarer than this in general English (Zipf scale: 3 = once per million words) is a specific."""
 MIN_PREFIX = 4
+SHARED_PREFIX = 0.7
+"""Two words of at least 5 letters whose common prefix is this share of the shorter one are one word
+("scrutinize" ~ "scrutinise", "patronized" ~ "patronising", "designated" ~ "designation")."""
+TYPO_RATIO = 0.85
+"""Two words of at least 6 letters this similar (difflib ratio) are one word misspelt ("scounting")."""
+NEGATION_OVERLAP = 0.5
+_NEGATION = re.compile(r"\b(?:not|never|no|none|nor|neither|without|cannot)\b|n['\u2019]t\b", re.IGNORECASE)
 
 # Words that say what is asked, not what it is about (kept in step with stages.sufficiency.QUESTION_WORDS).
 _ASKING = frozenset(
@@ -68,6 +78,8 @@ _ORDINAL_WORDS = {w: i for i, w in enumerate(
     fifteenth sixteenth seventeenth eighteenth nineteenth twentieth twenty-first""".split(), start=1)}
 _WORD_CENTURY = re.compile(r"\b(" + "|".join(sorted(_ORDINAL_WORDS, key=len, reverse=True)) + r")\s+centur(?:y|ies)",
                            re.IGNORECASE)
+_ANSWER_COUNT = re.compile(r"\b(?:what|which|name|list|are\s+the|were\s+the)\s+((?:two|three|four|five|six|seven|"
+                           r"eight|nine|ten|\d+)\b)", re.IGNORECASE)
 _YEAR = re.compile(r"\b(\d{3,4})\b")
 
 _DAYS = {"day": 1, "days": 1, "week": 7, "weeks": 7, "fortnight": 14, "fortnights": 14, "month": 30,
@@ -101,9 +113,12 @@ class Specifics:
     "days" (a duration of low days, carried by an equal duration or a limit that includes it)."""
     names: frozenset[str]
     rare: frozenset[str]
+    negated: frozenset[str] = frozenset()
+    """When the question is negated ("What does Article 102 *not* prohibit?"): its content words, which one
+    negated sentence of the evidence must share (at least ``NEGATION_OVERLAP`` of them)."""
 
     def __bool__(self) -> bool:
-        return bool(self.quantities or self.names or self.rare)
+        return bool(self.quantities or self.names or self.rare or self.negated)
 
 
 def _durations(text: str) -> list[tuple[float, str, int, int]]:
@@ -145,6 +160,8 @@ def question_specifics(question: str) -> Specifics:
             continue  # "a year" in a question is a rate or a span, seldom a detail the evidence must repeat
         quantities[question[start:end]] = ("days", days, days)
         spans.append((start, end))
+    for m in _ANSWER_COUNT.finditer(question):
+        spans.append(m.span(1))  # "which two treaties": how many things the answer lists, not a detail
     rest = "".join(" " if any(s <= i < e for s, e in spans) else ch for i, ch in enumerate(question))
     for value in sorted(numbers_in(rest)):
         quantities[f"{value:g}"] = ("number", value, value)
@@ -164,12 +181,47 @@ def question_specifics(question: str) -> Specifics:
             names.add(lower)
         elif len(lower) >= 3 and zipf(lower) < RARE_ZIPF:
             rare.add(lower)
-    return Specifics(quantities=quantities, names=frozenset(names), rare=frozenset(rare))
+    negated = frozenset(content_words(question) - {"not", "never", "no", "none", "cannot"}) if _NEGATION.search(
+        question) else frozenset()
+    return Specifics(quantities=quantities, names=frozenset(names), rare=frozenset(rare), negated=negated)
+
+
+def fold(text: str) -> str:
+    """Lower case without accents ("Céleron" -> "celeron", "Besançon" -> "besancon")."""
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c)).lower()
+
+
+_INITIALS = re.compile(r"\b(?:[A-Z]\.){2,}|(?:\b[A-Z][a-z]+\s+){1,3}[A-Z][a-z]+")
 
 
 def _word_forms(text: str) -> tuple[frozenset[str], frozenset[str]]:
-    words = frozenset(w.lower().replace("\u2019", "'").removesuffix("'s") for w in _WORD.findall(text))
-    return words, frozenset(stem(w) for w in words)
+    """A text's words (folded, possessive dropped, hyphenated words also in parts, initials of runs of
+    capitalised words and dotted abbreviations: "United States", "U.S." -> "us") and their light stems."""
+    words: set[str] = set()
+    for raw in _WORD.findall(fold(text)):
+        word = raw.replace("\u2019", "'").removesuffix("'s")
+        words.add(word)
+        if "-" in word:
+            words.update(p for p in word.split("-") if p)
+    for m in _INITIALS.finditer(text):
+        words.add("".join(ch for ch in m.group(0) if ch.isupper()).lower())
+    return frozenset(words), frozenset(stem(w) for w in words)
+
+
+def _same_word(a: str, b: str) -> bool:
+    if a[:MIN_PREFIX] != b[:MIN_PREFIX]:
+        return len(a) >= 6 and len(b) >= 6 and a[0] == b[0] and difflib.SequenceMatcher(None, a, b).ratio() >= TYPO_RATIO
+    if a.startswith(b) or b.startswith(a):
+        return True
+    shorter = min(len(a), len(b))
+    common = len(_common_prefix(a, b))
+    if shorter >= 5 and common >= SHARED_PREFIX * shorter:
+        return True
+    return len(a) >= 6 and len(b) >= 6 and difflib.SequenceMatcher(None, a, b).ratio() >= TYPO_RATIO
+
+
+def _common_prefix(a: str, b: str) -> str:
+    return os.path.commonprefix([a, b])
 
 
 def _has_word(word: str, words: frozenset[str], stems: frozenset[str]) -> bool:
@@ -177,9 +229,7 @@ def _has_word(word: str, words: frozenset[str], stems: frozenset[str]) -> bool:
         return True
     if len(word) < MIN_PREFIX:
         return False
-    head = word[:MIN_PREFIX]
-    return any(len(w) >= MIN_PREFIX and w[:MIN_PREFIX] == head and (w.startswith(word) or word.startswith(w))
-               for w in words)
+    return any(len(w) >= MIN_PREFIX and _same_word(word, w) for w in words)
 
 
 def _years(text: str) -> list[float]:
@@ -228,4 +278,16 @@ def missing_specifics(specifics: Specifics, text: str) -> tuple[str, ...]:
         if any(_has_word(w, words, stems) for w in _statute_words(term)):
             continue
         out.append(term)
+    if specifics.negated and not _carries_negation(specifics.negated, text):
+        out.append("not")
     return tuple(out)
+
+
+def _carries_negation(terms: frozenset[str], text: str) -> bool:
+    """A sentence of the text is negated and shares enough of the negated question's content words."""
+    for sentence in split_sentences(text):
+        if _NEGATION.search(sentence):
+            shared = len(terms & content_words(sentence))
+            if shared and shared >= NEGATION_OVERLAP * len(terms):
+                return True
+    return False
