@@ -112,7 +112,7 @@ def answer(store_root: str, question: str):  # noqa: ANN201
     request_ref = request_task.fn(store_root, request).output
     retrieval_ref = retrieve_task.fn(store_root, request_ref, st.get_pointer(INDEX_POINTER), cfg, "minilm").output
     pack_ref = context_task.fn(store_root, retrieval_ref, cfg, policy).output
-    refusal = precheck_task.fn(store_root, pack_ref, policy).output
+    refusal = precheck_task.fn(store_root, pack_ref, policy, embedder_name="minilm").output
     if refusal is not None:
         return st.get(refusal, Answer)
     draft_ref = generate_task.fn(store_root, pack_ref, llm, policy).output

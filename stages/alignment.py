@@ -20,7 +20,10 @@ A specific is carried by a chunk when the chunk has the word itself, a word of t
 a prefix of at least ``MIN_PREFIX`` letters ("Norman" ~ "Normandy"), or, for a rare term, one of the statute
 words ``stages.query_analysis`` maps it to. All specifics must be carried by **one** chunk of the pack: the
 answer is read from one passage, and a question assembled from two passages' details is exactly the kind
-this check exists to catch. The refusal names what the best-aligned chunk lacks
+this check exists to catch; within the chunk they must meet in ``WINDOW_SENTENCES`` consecutive sentences
+(on the SQuAD dev articles, a whole-chunk test refused 57.7% of the unanswerable questions the chain answered
+or refused before, keeping 56.5% answered right; two sentences 61.6% / 55.5%; one sentence 67.0% / 52.2%).
+The refusal names what the best-aligned chunk lacks
 (``question_detail_missing``: "ribbons").
 
 >>> sorted(question_specifics("What book was Iqbal's eight English lectures published as?").names)
@@ -37,8 +40,9 @@ import functools
 import os.path
 import re
 import unicodedata
+from collections.abc import Callable
 
-from stages.query_analysis import analyze_query
+from stages.query_analysis import analyze_query, reference_spans
 from stages.text_units import STOPWORDS, content_words, numbers_in, split_sentences, stem
 
 __all__ = [
@@ -48,10 +52,20 @@ __all__ = [
     "Specifics",
     "question_specifics",
     "missing_specifics",
+    "missing_in_passage",
+    "WINDOW_SENTENCES",
     "zipf",
+    "fold",
+    "candidate_words",
+    "Similarity",
+    "NAME_SIMILARITY",
+    "TERM_SIMILARITY",
 ]
 
 STAGE_VERSION = "alignment.v1"
+
+Similarity = Callable[[str, str], float]
+"""Cosine similarity of two words (folded, lower case)."""
 
 RARE_ZIPF = 3.5
 """A content word rarer than this in general English (Zipf scale: 3 = once per million words) is a specific."""
@@ -62,7 +76,13 @@ SHARED_PREFIX = 0.7
 TYPO_RATIO = 0.85
 """Two words of at least 6 letters this similar (difflib ratio) are one word misspelt ("scounting")."""
 NEGATION_OVERLAP = 0.5
-_NEGATION = re.compile(r"\b(?:not|never|no|none|nor|neither|without|cannot)\b|n['\u2019]t\b", re.IGNORECASE)
+NAME_SIMILARITY = 0.75
+TERM_SIMILARITY = 0.55
+WINDOW_SENTENCES = 2
+"""The specifics must meet within this many consecutive sentences of one chunk (a sentence and the next,
+which often refers back to it: "... Elie Prioleau. He became pastor ...")."""
+# "without" is left out: "without permission" words an element of an offence, not a negated fact.
+_NEGATION = re.compile(r"\b(?:not|never|no|none|nothing|nor|neither|cannot)\b|n['\u2019]t\b", re.IGNORECASE)
 
 # Words that say what is asked, not what it is about (kept in step with stages.sufficiency.QUESTION_WORDS).
 _ASKING = frozenset(
@@ -132,8 +152,11 @@ def _durations(text: str) -> list[tuple[float, str, int, int]]:
             continue
         days = max(values) * _DAYS[m.group(2).lower()]
         after, before = text[m.end():m.end() + 20], text[max(0, m.start() - 25):m.start()]
-        bound = ">=" if _AT_LEAST.search(after) or _BEFORE_AT_LEAST.search(before) else (
-            "<=" if _AT_MOST.search(after) or _BEFORE_AT_MOST.search(before) else "=")
+        # The longer cue wins: "not more than" is an upper bound though it ends in "more than".
+        least, most = _BEFORE_AT_LEAST.search(before), _BEFORE_AT_MOST.search(before)
+        if least and most:
+            least, most = (least, None) if least.start() < most.start() else (None, most)
+        bound = ">=" if _AT_LEAST.search(after) or least else ("<=" if _AT_MOST.search(after) or most else "=")
         out.append((days, bound, m.start(), m.end()))
     return out
 
@@ -141,6 +164,11 @@ def _durations(text: str) -> list[tuple[float, str, int, int]]:
 def question_specifics(question: str) -> Specifics:
     """The quantities, names and rare terms of a question (see the module docstring)."""
     quantities: dict[str, tuple[str, float, float]] = {}
+    # A provision or act the question names ("s. 420 IPC", "the Penal Code") is found by its section id and
+    # doc code, not by its text: "This Code extends to the whole of India" answers "Where does the Penal Code
+    # apply?".
+    question = "".join(" " if any(a <= i < b for a, b in reference_spans(question)) else ch
+                       for i, ch in enumerate(question))
     spans: list[tuple[int, int]] = []
     for m in _CENTURY.finditer(question):
         n = int(m.group(1))
@@ -260,8 +288,23 @@ def _statute_words(term: str) -> frozenset[str]:
     return frozenset(w for phrase in analyze_query(term).expansions for w in phrase.lower().split())
 
 
-def missing_specifics(specifics: Specifics, text: str) -> tuple[str, ...]:
+def candidate_words(text: str) -> frozenset[str]:
+    """The words of a text a name or rare term may be mapped to by similarity (folded, no stop words)."""
+    words, _ = _word_forms(text)
+    return frozenset(w for w in words if len(w) >= 3 and w not in STOPWORDS and w.isalpha())
+
+
+def _similar(term: str, text_words: frozenset[str], similarity: Similarity | None, threshold: float) -> bool:
+    return similarity is not None and any(similarity(term, w) >= threshold for w in text_words)
+
+
+def missing_specifics(specifics: Specifics, text: str, similarity: Similarity | None = None) -> tuple[str, ...]:
     """The specifics a chunk's text does not carry, quantities first, then names, then rare terms.
+
+    With a ``similarity`` (word cosine, e.g. MiniLM through ``stages.sufficiency``), a name is also carried
+    by a word at least ``NAME_SIMILARITY`` close ("Irish" ~ "Ireland" 0.79, but "English" ~ "French" 0.64
+    is not), a rare term by one at least ``TERM_SIMILARITY`` close ("carelessness" ~ "negligence" 0.56,
+    "pornographic" ~ "obscene" 0.61; "ribbons" ~ "bits" 0.30 is not).
 
     >>> spec = question_specifics("What book was Iqbal's eight English lectures published as?")
     >>> missing_specifics(spec, "Iqbal's seven English lectures were published by Oxford.")
@@ -271,16 +314,42 @@ def missing_specifics(specifics: Specifics, text: str) -> tuple[str, ...]:
     numbers = numbers_in(text)
     out = [q for q, (kind, low, high) in specifics.quantities.items()
            if not _carries_quantity(kind, low, high, text, numbers)]
-    out += [n for n in sorted(specifics.names) if not _has_word(n, words, stems)]
+    text_words = candidate_words(text) if similarity is not None else frozenset()
+    out += [n for n in sorted(specifics.names)
+            if not _has_word(n, words, stems) and not _similar(n, text_words, similarity, NAME_SIMILARITY)]
     for term in sorted(specifics.rare):
         if _has_word(term, words, stems):
             continue
         if any(_has_word(w, words, stems) for w in _statute_words(term)):
             continue
+        if _similar(term, text_words, similarity, TERM_SIMILARITY):
+            continue
         out.append(term)
     if specifics.negated and not _carries_negation(specifics.negated, text):
         out.append("not")
     return tuple(out)
+
+
+def missing_in_passage(specifics: Specifics, text: str, window: int = WINDOW_SENTENCES, title: str = "",
+                       similarity: Similarity | None = None) -> tuple[str, ...]:
+    """What the best window of ``window`` consecutive sentences of the text lacks (``()`` when one carries all).
+    A ``title`` (the chunk's section title) belongs to every window: it names what the whole chunk is about.
+
+    >>> spec = question_specifics("In what year was Rollo baptised in Rouen?")
+    >>> missing_in_passage(spec, "Rollo was baptised in 912. He died in 930. Much later, Rouen grew.")
+    ('rouen',)
+    >>> missing_in_passage(spec, "Rollo came to Rouen. He was baptised there.")
+    ()
+    """
+    sentences = split_sentences(text) or [text]
+    best: tuple[str, ...] | None = None
+    for start in range(max(1, len(sentences) - window + 1)):
+        missing = missing_specifics(specifics, " ".join([title, *sentences[start:start + window]]), similarity)
+        if not missing:
+            return ()
+        if best is None or len(missing) < len(best):
+            best = missing
+    return best or ()
 
 
 def _carries_negation(terms: frozenset[str], text: str) -> bool:
