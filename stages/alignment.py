@@ -98,6 +98,9 @@ _ORDINAL_WORDS = {w: i for i, w in enumerate(
     fifteenth sixteenth seventeenth eighteenth nineteenth twentieth twenty-first""".split(), start=1)}
 _WORD_CENTURY = re.compile(r"\b(" + "|".join(sorted(_ORDINAL_WORDS, key=len, reverse=True)) + r")\s+centur(?:y|ies)",
                            re.IGNORECASE)
+# A rare word derived to describe an act or a manner ("torturing", "recklessly", "carelessness", "misbehaved")
+# is reworded freely by evidence ("cruelty", "rash", "negligence", "misconduct"); a rare thing or name is not.
+_DESCRIBES_CONDUCT = re.compile(r"(?:ing|ly|ness|ed|iour|ior)$")
 _ANSWER_COUNT = re.compile(r"\b(?:what|which|name|list|are\s+the|were\s+the)\s+((?:two|three|four|five|six|seven|"
                            r"eight|nine|ten|\d+)\b)", re.IGNORECASE)
 _YEAR = re.compile(r"\b(\d{3,4})\b")
@@ -207,7 +210,7 @@ def question_specifics(question: str) -> Specifics:
         first = i == 0 or rest[:m.start()].rstrip().endswith((".", "?", "!", ":", '"'))
         if _ACRONYM.match(word) or (word[0].isupper() and not first):
             names.add(lower)
-        elif len(lower) >= 3 and zipf(lower) < RARE_ZIPF:
+        elif len(lower) >= 3 and zipf(lower) < RARE_ZIPF and not _DESCRIBES_CONDUCT.search(lower):
             rare.add(lower)
     negated = frozenset(content_words(question) - {"not", "never", "no", "none", "cannot"}) if _NEGATION.search(
         question) else frozenset()
@@ -271,9 +274,28 @@ def _years(text: str) -> list[float]:
     return years
 
 
+_BOUND = re.compile(r"\b(not\s+more\s+than|not\s+exceeding|not\s+less\s+than|less\s+than|more\s+than|under|below|"
+                    r"up\s+to|above|over|exceeding|at\s+least)\s+(\d+(?:\.\d+)?|[a-z]+(?:[ -][a-z]+)?)", re.IGNORECASE)
+_UPPER = ("not more than", "not exceeding", "less than", "under", "below", "up to")
+
+
+def _bounds(text: str) -> list[tuple[Callable[[float, float], bool], float]]:
+    """Limits the text states ("under twelve", "above seven", "not less than 18"): a number within one is
+    carried ("a child of nine" by "above seven years of age and under twelve")."""
+    out = []
+    for m in _BOUND.finditer(text):
+        values = numbers_in(m.group(2))
+        if not values:
+            continue
+        cue = " ".join(m.group(1).lower().split())
+        upper = cue in _UPPER
+        out.append(((lambda n, b: n <= b) if upper else (lambda n, b: n >= b), max(values)))
+    return out
+
+
 def _carries_quantity(kind: str, low: float, high: float, text: str, numbers: frozenset[float]) -> bool:
     if kind == "number":
-        return low in numbers
+        return low in numbers or any(op(low, bound) for op, bound in _bounds(text))
     if kind == "years":
         return any(low <= y <= high for y in _years(text))
     for days, bound, _, _ in _durations(text):
