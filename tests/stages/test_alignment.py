@@ -125,19 +125,32 @@ class WordTableEmbedder:
 
 
 def test_a_paraphrase_is_mapped_only_above_the_measured_similarity() -> None:
-    question = "What is the punishment for carelessness with fire?"
-    text = "Whoever does, with fire, any act so rashly or negligently as to endanger human life shall be punished."
-    pack = make_pack(question, [make_chunk("IPC_285_0", text)], intent="punishment")
-    assert check_question_alignment(pack, POLICY).detail == '"carelessness"'
-    close = WordTableEmbedder({("carelessness", "negligently"): 0.6})
+    question = "What is the punishment for selling pornographic books?"
+    text = "Whoever sells any obscene book shall be punished with imprisonment."
+    pack = make_pack(question, [make_chunk("IPC_292_0", text)], intent="punishment")
+    assert check_question_alignment(pack, POLICY).detail == '"pornographic"'
+    close = WordTableEmbedder({("pornographic", "obscene"): 0.61})
     assert check_question_alignment(pack, POLICY, close).passed
-    far = WordTableEmbedder({("carelessness", "negligently"): 0.3})
-    assert check_question_alignment(pack, POLICY, far).detail == '"carelessness"'
+    far = WordTableEmbedder({("pornographic", "obscene"): 0.3})
+    assert check_question_alignment(pack, POLICY, far).detail == '"pornographic"'
     # Words are embedded once per check, and not at all when the word-for-word test passes.
     assert len(far.calls) == 1
     unused = WordTableEmbedder({})
     assert check_question_alignment(make_pack("theft", [make_chunk("IPC_379_0", IPC_379)]), POLICY, unused).passed
     assert unused.calls == []
+
+
+def test_rare_words_describing_conduct_are_left_to_paraphrase() -> None:
+    spec = question_specifics("What is the punishment for carelessness with fire used recklessly?")
+    assert spec.rare == frozenset()
+    assert question_specifics("What is a Turing machine with random ribbons?").rare == {"ribbons"}
+
+
+def test_a_number_within_a_stated_limit_is_carried() -> None:
+    text = "Nothing is an offence which is done by a child above seven years of age and under twelve."
+    assert missing_specifics(question_specifics("Can a child of nine be punished?"), text) == ()
+    assert missing_specifics(question_specifics("Can a child of fifteen be punished?"), text) == ()  # above seven
+    assert missing_specifics(question_specifics("Were there fifteen lectures?"), "There were seven lectures.") == ("15",)
 
 
 def test_a_name_needs_a_closer_match_than_a_rare_term() -> None:
