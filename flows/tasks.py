@@ -344,15 +344,18 @@ def context_task(
 
 @task(name="precheck", cache_policy=NO_CACHE)
 def precheck_task(
-    store_root: str, pack_ref: ArtifactRef, policy: GenerationPolicy, force: bool = False, embedder_name: str = "minilm"
+    store_root: str, pack_ref: ArtifactRef, policy: GenerationPolicy, force: bool = False,
+    embedder_name: str | None = None,
 ) -> RunStep:
     """Refuse before generation (empty pack, low confidence, insufficient evidence, a question detail no chunk
-    carries); output None = go ahead. The embedder (the one retrieval used) maps paraphrased question words."""
+    carries); output None = go ahead. The embedder (the one retrieval used) maps paraphrased question words;
+    without one the alignment check is word for word."""
     from stages import sufficiency
 
     store = _store(store_root)
     started = time.perf_counter()
-    refusal = sufficiency.precheck_pack(store.get(pack_ref, ContextPack), policy, get_embedder(embedder_name))
+    embedder = get_embedder(embedder_name) if embedder_name else None
+    refusal = sufficiency.precheck_pack(store.get(pack_ref, ContextPack), policy, embedder)
     if refusal is None:
         return RunStep(stage="precheck", stage_version="precheck.v1", config_sha256=config_sha256(policy),
                        inputs=(pack_ref,), output=None, seconds=round(time.perf_counter() - started, 4))
