@@ -61,7 +61,7 @@ from stages.validate import validate_draft  # noqa: E402
 def answer(question: str, index, embedder, cfg: RetrieveConfig, policy: GenerationPolicy, llm) -> Answer:  # noqa: ANN001
     result = retrieve(question, index, embedder, cfg, tenant_id=TENANT, project_id=PROJECT)
     pack = build_context_pack(result, cfg, policy)
-    refusal = precheck_pack(pack, policy)
+    refusal = precheck_pack(pack, policy, embedder)
     if refusal is not None:
         return refusal
     return validate_draft(generate_draft(pack, llm, policy), pack, policy)

@@ -95,6 +95,8 @@ class GenerationPolicy(Contract):
     multi_citation_factor: float = Field(default=0.70, gt=0.0, le=1.0)
     max_length_ratio: float = Field(default=2.0, gt=0.0)
     check_sufficiency: bool = True
+    check_alignment: bool = True
+    """Refuse before generation when no chunk carries the question's specifics (``stages.alignment``)."""
     check_numbers: bool = True
     check_completeness: bool = True
     indicator_phrases: tuple[str, ...] = DEFAULT_INDICATOR_PHRASES

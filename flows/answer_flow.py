@@ -173,7 +173,7 @@ def run_answer_chain(
     else:
         pack_ref = given["context"]
     if runs_("generate"):
-        steps.append(precheck_task(store_root, pack_ref, policy, force=force))
+        steps.append(precheck_task(store_root, pack_ref, policy, force=force, embedder_name=embedder))
         if steps[-1].output is not None:
             return steps[-1].output
         steps.append(generate_task(store_root, pack_ref, llm, policy, force=force))

@@ -353,13 +353,19 @@ def context_task(
 
 
 @task(name="precheck", cache_policy=NO_CACHE)
-def precheck_task(store_root: str, pack_ref: ArtifactRef, policy: GenerationPolicy, force: bool = False) -> RunStep:
-    """Refuse before generation (empty pack, low confidence, insufficient evidence); output None = go ahead."""
+def precheck_task(
+    store_root: str, pack_ref: ArtifactRef, policy: GenerationPolicy, force: bool = False,
+    embedder_name: str | None = None,
+) -> RunStep:
+    """Refuse before generation (empty pack, low confidence, insufficient evidence, a question detail no chunk
+    carries); output None = go ahead. The embedder (the one retrieval used) maps paraphrased question words;
+    without one the alignment check is word for word."""
     from stages import sufficiency
 
     store = _store(store_root)
     started = time.perf_counter()
-    refusal = sufficiency.precheck_pack(store.get(pack_ref, ContextPack), policy)
+    embedder = get_embedder(embedder_name) if embedder_name else None
+    refusal = sufficiency.precheck_pack(store.get(pack_ref, ContextPack), policy, embedder)
     if refusal is None:
         version = derived_version("precheck")
         return RunStep(stage="precheck", stage_version=version.label, code_version=version.code,

@@ -19,7 +19,8 @@ import re
 from contracts.retrieval import QueryAnalysis, QueryIntent, SectionRef
 from stages.lexical import stem, tokenize
 
-__all__ = ["analyze_query", "DOC_CODE_ALIASES", "canonical_doc_code", "provision_kinds", "qualifier_of"]
+__all__ = ["analyze_query", "DOC_CODE_ALIASES", "canonical_doc_code", "provision_kinds", "qualifier_of",
+           "reference_spans"]
 
 STAGE_VERSION = "query_analysis.v2"
 
@@ -380,6 +381,18 @@ def _acts(query: str, refs: tuple[SectionRef, ...]) -> tuple[str, ...]:
     acts += [canonical_doc_code(m.group(1)) or m.group(1) for m in _ACT_NAME.finditer(query)]
     acts += [r.doc_code for r in refs if r.doc_code]
     return tuple(dict.fromkeys(acts))
+
+
+def reference_spans(query: str) -> tuple[tuple[int, int], ...]:
+    """Where the query names a provision or an act ("s. 420 IPC", "Article 21", "the Penal Code", "Minimum
+    Wages Act"). Retrieval resolves these by section id and doc code, so a chunk's text need not repeat them.
+
+    >>> q = "Where does the Penal Code apply under section 2?"
+    >>> [q[a:b] for a, b in reference_spans(q)]
+    ['the Penal Code', 'Penal Code', 'section 2']
+    """
+    patterns = (_SECTION_THEN_ACT, _ACT_THEN_NUMBER, _ARTICLE, _ACT_MENTION, _ACT_NAME)
+    return tuple(sorted({m.span() for p in patterns for m in p.finditer(query)}))
 
 
 def analyze_query(query: str) -> QueryAnalysis:

@@ -1,8 +1,9 @@
 """Before generation: refuse early, without calling the LLM, when the pack cannot support an answer.
 
 Checks, in order: the pack has usable evidence (``empty_context``), its confidence reaches the policy
-threshold (``low_confidence``), and its evidence fits the query type (definition, punishment, procedure,
-scope, general). ``precheck_pack`` returns the refusal Answer or ``None`` ("go ahead").
+threshold (``low_confidence``), its evidence fits the query type (definition, punishment, procedure,
+scope, general), and one chunk carries the question's specifics (``question_detail_missing``, see
+``stages.alignment``; switched off with ``check_sufficiency`` or on its own with ``check_alignment``). ``precheck_pack`` returns the refusal Answer or ``None`` ("go ahead").
 
 >>> from contracts.retrieval import ContextPack, QueryAnalysis
 >>> empty = ContextPack(query="q", query_analysis=QueryAnalysis(), context_text="", sources=(), chunks=(), confidence=0.0)
@@ -14,10 +15,13 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterable
 
 from contracts.answer import Answer, CheckResult, GenerationPolicy
 from contracts.ingest import Chunk
 from contracts.retrieval import ContextPack, QueryIntent
+from stages.alignment import Similarity, candidate_words, missing_in_passage, question_specifics
+from stages.ports import Embedder
 from stages.prompt import citable_ids, prompt_chunks
 from stages.query_analysis import analyze_query
 from stages.text_units import content_words, stem
@@ -38,10 +42,12 @@ __all__ = [
     "check_scope_evidence",
     "check_general_evidence",
     "check_evidence_sufficiency",
+    "check_question_alignment",
+    "word_similarity",
     "precheck_pack",
 ]
 
-STAGE_VERSION = "sufficiency.v4"
+STAGE_VERSION = "sufficiency.v5"
 
 _I = re.IGNORECASE
 # Language that shows a chunk can answer a question of each type.
@@ -230,23 +236,73 @@ _BY_INTENT = {
 }
 
 
+def word_similarity(embedder: Embedder, words: Iterable[str]) -> Similarity:
+    """Cosine similarity of the given words by one ``embedder.embed`` call (vectors are L2-normalised)."""
+    ordered = sorted(set(words))
+    vectors = dict(zip(ordered, embedder.embed(ordered), strict=True)) if ordered else {}
+
+    def similarity(a: str, b: str) -> float:
+        va, vb = vectors.get(a), vectors.get(b)
+        return float(va @ vb) if va is not None and vb is not None else 0.0
+
+    return similarity
+
+
+def check_question_alignment(pack: ContextPack, policy: GenerationPolicy, embedder: Embedder | None = None) -> CheckResult:
+    """One usable chunk carries every specific of the question (quantities, names, rare terms, negation; see
+    ``stages.alignment``). Fails with ``question_detail_missing`` naming what the best-aligned chunk lacks
+    (quoted, comma-separated: ``"ribbons"``). With an ``embedder``, a name or rare term missing word for word
+    may be carried by a similar word (measured thresholds in ``stages.alignment``); the words are embedded only
+    when the word-for-word test fails, in one call."""
+    specifics = question_specifics(pack.query)
+    if not specifics:
+        return CheckResult(name="question_alignment", passed=True, detail="the question names no specifics")
+    chunks = _usable(pack, policy)
+
+    def best_missing(similarity: Similarity | None) -> tuple[str | None, tuple[str, ...]]:
+        best: tuple[str, ...] = ()
+        for chunk in chunks:
+            missing = missing_in_passage(specifics, chunk.text, title=chunk.provenance.section_title or "",
+                                         similarity=similarity)
+            if not missing:
+                return chunk.semantic_id, ()
+            if not best or len(missing) < len(best):
+                best = missing
+        return None, best
+
+    found, best = best_missing(None)
+    if found is None and embedder is not None and best:
+        terms = specifics.names | specifics.rare
+        words = terms.union(*(candidate_words(f"{c.provenance.section_title or ''} {c.text}") for c in chunks))
+        found, best = best_missing(word_similarity(embedder, words))
+    if found is not None:
+        return CheckResult(name="question_alignment", passed=True, detail=f"every specific of the question in {found}")
+    return CheckResult(name="question_alignment", passed=False, reason_code="question_detail_missing",
+                       detail=", ".join(f'"{m}"' for m in best) or "no usable evidence")
+
+
 def check_evidence_sufficiency(pack: ContextPack, policy: GenerationPolicy) -> CheckResult:
     """The check for the pack's query intent (``pack.query_analysis.intent``)."""
     return _BY_INTENT[pack.query_analysis.intent](pack, policy)
 
 
-def precheck_pack(pack: ContextPack, policy: GenerationPolicy) -> Answer | None:
-    """A refusal Answer when the pack is empty, under-confident or insufficient for the query type;
-    ``None`` when generation may go ahead."""
+def precheck_pack(pack: ContextPack, policy: GenerationPolicy, embedder: Embedder | None = None) -> Answer | None:
+    """A refusal Answer when the pack is empty, under-confident, insufficient for the query type or misses a
+    specific of the question; ``None`` when generation may go ahead. The ``embedder`` (the index's, as the
+    answer chain passes it) lets the alignment check map a paraphrased word; without it the check is
+    word for word and stricter."""
     checks: list[CheckResult] = []
     for check, status in (
         (check_pack_not_empty, "insufficient_context"),
         (check_confidence, "low_confidence"),
         (check_evidence_sufficiency, "insufficient_context"),
+        (check_question_alignment, "insufficient_context"),
     ):
-        if check is check_evidence_sufficiency and not policy.check_sufficiency:
+        if check in (check_evidence_sufficiency, check_question_alignment) and not policy.check_sufficiency:
             continue
-        result = check(pack, policy)
+        if check is check_question_alignment and not policy.check_alignment:
+            continue
+        result = check_question_alignment(pack, policy, embedder) if check is check_question_alignment else check(pack, policy)
         checks.append(result)
         if not result.passed:
             return refusal_answer(pack.query, status, result.reason_code or result.name,  # type: ignore[arg-type]
