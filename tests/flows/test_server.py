@@ -32,6 +32,9 @@ def _free_port() -> int:
 @pytest.fixture
 def user_env(tmp_path, monkeypatch):
     """A fresh user home and port for this test's server; whatever it started is stopped after."""
+    # ensure_server exports the URL it found (as the CLI does for its flow runs). monkeypatch records nothing for
+    # a delenv of an absent variable, so the test's URL is undone here: a later test must not find a stopped server.
+    saved_url = os.environ.get("PREFECT_API_URL")
     monkeypatch.delenv("PREFECT_API_URL", raising=False)
     monkeypatch.setenv("CITEBOUND_USER_HOME", str(tmp_path / "user"))
     monkeypatch.setenv("CITEBOUND_PREFECT_PORT", str(_free_port()))
@@ -40,6 +43,10 @@ def user_env(tmp_path, monkeypatch):
     from flows.server import stop_server
 
     stop_server()
+    if saved_url is None:
+        os.environ.pop("PREFECT_API_URL", None)
+    else:
+        os.environ["PREFECT_API_URL"] = saved_url
 
 
 def _processes_mentioning(text: str) -> list[int]:
