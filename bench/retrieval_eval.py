@@ -437,37 +437,75 @@ def rerank_rows(sets, embedder, cfg: RetrieveConfig, negatives: list[str]):  # n
     return rows
 
 
+def fit_conditional_logit(pools, golds, ridge: float = 1e-2, steps: int = 40) -> np.ndarray:
+    """Weights of a conditional logit (softmax of a linear score over each pool), by Newton steps on the
+    L2-penalised log-likelihood of the gold candidate. ``pools``: one (n_i, d) array per query."""
+    d = pools[0].shape[1]
+    w = np.zeros(d)
+    for _ in range(steps):
+        gradient, hessian = -ridge * w, -ridge * np.eye(d)
+        for x, gold in zip(pools, golds, strict=True):
+            z = x @ w
+            p = np.exp(z - z.max())
+            p /= p.sum()
+            mean = p @ x
+            gradient += x[gold] - mean
+            hessian -= (x.T * p) @ x - np.outer(mean, mean)
+        w -= np.linalg.solve(hessian, gradient)
+    return w
+
+
+def fit_logistic(x: np.ndarray, y: np.ndarray, ridge: float = 1e-2, steps: int = 60) -> np.ndarray:
+    """Logistic-regression weights by Newton steps (x carries its own constant column)."""
+    w = np.zeros(x.shape[1])
+    for _ in range(steps):
+        p = 1.0 / (1.0 + np.exp(-(x @ w)))
+        gradient = x.T @ (y - p) - ridge * w
+        hessian = -(x.T * (p * (1 - p))) @ x - ridge * np.eye(x.shape[1])
+        w -= np.linalg.solve(hessian, gradient)
+    return w
+
+
+def fit_rerank_models(rows) -> tuple[tuple[float, ...], tuple[float, ...]]:  # noqa: ANN001
+    """Both models of ``stages.rerank``: the conditional logit on the queries whose pool holds the gold
+    candidate, then the in-pool logistic on the first candidate that logit puts first (label: the pool holds
+    the gold one; off-topic questions never do)."""
+    pools = [np.asarray([f.vector() for f in feats]) for _, _, feats, _, _ in rows]
+    held = [(x, gold) for x, (_, _, _, gold, _) in zip(pools, rows, strict=True) if gold is not None]
+    rank_w = fit_conditional_logit([x for x, _ in held], [g for _, g in held])
+    tops = []
+    for feats in (feats for _, _, feats, _, _ in rows):
+        top = feats[int(np.argmax([float(np.dot(rank_w, f.vector())) for f in feats]))]
+        tops.append((1.0, top.cosine, top.coverage, top.both_first, top.neither_first))
+    in_pool = np.asarray([float(gold is not None) for _, _, _, gold, _ in rows])
+    pool_w = fit_logistic(np.asarray(tops), in_pool)
+    return tuple(float(v) for v in rank_w), tuple(float(v) for v in pool_w)
+
+
 def fit_rerank(fit_sets, check_sets, embedder, cfg: RetrieveConfig, n_negative: int) -> None:  # noqa: ANN001
-    """Fit ``stages.rerank.COEFFICIENTS`` (logistic regression, one example per candidate: the gold one right,
-    every other and every off-topic candidate wrong) on ``fit_sets``; report first-place accuracy and the
-    top-result confidence on the fitted and on the unseen ``check_sets``, before and after."""
-    from stages.rerank import COEFFICIENTS, probability
+    """Fit ``stages.rerank.RANK_COEFFICIENTS`` and ``POOL_COEFFICIENTS`` on ``fit_sets`` (+ off-topic
+    questions); report first-place accuracy and the top-result confidence on the fitted and on the unseen
+    ``check_sets``, for the fused order, the current coefficients and the new fit."""
+    from stages.rerank import POOL_COEFFICIENTS, RANK_COEFFICIENTS, rerank
 
     rows = rerank_rows(fit_sets, embedder, cfg, squad_questions(n_negative))
-    x = np.asarray([f.vector() for _, _, feats, _, _ in rows for f in feats])
-    y = np.asarray([float(k == gold) for _, _, feats, gold, _ in rows for k in range(len(feats))])
-    w = np.zeros(x.shape[1])
-    for _ in range(60):
-        p = 1.0 / (1.0 + np.exp(-(x @ w)))
-        gradient = x.T @ (y - p) - 1e-2 * w
-        hessian = -(x.T * (p * (1 - p))) @ x - 1e-2 * np.eye(x.shape[1])
-        w -= np.linalg.solve(hessian, gradient)
-    names = "1, cosine, coverage, both_first, neither_first, prior, title_fit, unasked, text_fit"
-    print(f"\nrerank fit on {len(y)} candidates of {len(rows)} queries ({int(y.sum())} gold) of {', '.join(fit_sets)} "
-          f"+ off-topic:")
-    print("COEFFICIENTS = (" + ", ".join(f"{v:.2f}" for v in w) + f")  # {names}")
+    rank_w, pool_w = fit_rerank_models(rows)
+    print(f"\nrerank fit on {len(rows)} queries of {', '.join(fit_sets)} + off-topic:")
+    print("RANK_COEFFICIENTS = (" + ", ".join(f"{v:.3f}" for v in rank_w) + ")")
+    print("POOL_COEFFICIENTS = (" + ", ".join(f"{v:.3f}" for v in pool_w) + ")")
     checks = rerank_rows(check_sets, embedder, cfg, []) if check_sets else []
     for label, data in (("fitted", rows), ("check (not fitted)", checks)):
         groups = list(dict.fromkeys(g for g, *_ in data))
         for g in groups:
             sel = [r for r in data if r[0] == g]
-            for name, coef in (("fused order", None), ("current", COEFFICIENTS), ("fit", tuple(w))):
+            for name, coef in (("fused order", None), ("current", (RANK_COEFFICIENTS, POOL_COEFFICIENTS)),
+                               ("fit", (rank_w, pool_w))):
                 firsts, confs, right_conf = 0, [], []
                 for _, _, feats, gold, _ in sel:
                     if coef is None:
                         best = 0
                     else:
-                        probs = [probability(f, coef) for f in feats]
+                        probs = rerank(feats, *coef)
                         best = int(np.argmax(probs))
                         confs.append(probs[best])
                         right_conf.append(best == gold)
