@@ -437,33 +437,62 @@ def rerank_rows(sets, embedder, cfg: RetrieveConfig, negatives: list[str]):  # n
     return rows
 
 
-def fit_conditional_logit(pools, golds, ridge: float = 1e-2, steps: int = 40) -> np.ndarray:
-    """Weights of a conditional logit (softmax of a linear score over each pool), by Newton steps on the
-    L2-penalised log-likelihood of the gold candidate. ``pools``: one (n_i, d) array per query."""
-    d = pools[0].shape[1]
+def _newton(loglik, gradient_and_hessian, d: int, steps: int) -> np.ndarray:
+    """Maximise a concave ``loglik`` by Newton steps, halving a step until it does not lower the objective
+    (undamped Newton overshoots and diverges on nearly separable data)."""
     w = np.zeros(d)
+    current = loglik(w)
     for _ in range(steps):
+        gradient, hessian = gradient_and_hessian(w)
+        step = np.linalg.solve(hessian, gradient)
+        t = 1.0
+        while t > 1e-6 and loglik(w - t * step) < current:
+            t /= 2
+        w, previous = w - t * step, current
+        current = loglik(w)
+        if abs(current - previous) < 1e-9:
+            break
+    return w
+
+
+def fit_conditional_logit(pools, golds, ridge: float = 1e-2, steps: int = 60) -> np.ndarray:
+    """Weights of a conditional logit (softmax of a linear score over each pool) maximising the L2-penalised
+    log-likelihood of the gold candidate. ``pools``: one (n_i, d) array per query."""
+    d = pools[0].shape[1]
+
+    def loglik(w: np.ndarray) -> float:
+        total = -0.5 * ridge * float(w @ w)
+        for x, gold in zip(pools, golds, strict=True):
+            z = x @ w
+            total += float(z[gold] - z.max() - np.log(np.exp(z - z.max()).sum()))
+        return total
+
+    def gradient_and_hessian(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         gradient, hessian = -ridge * w, -ridge * np.eye(d)
         for x, gold in zip(pools, golds, strict=True):
             z = x @ w
             p = np.exp(z - z.max())
             p /= p.sum()
             mean = p @ x
-            gradient += x[gold] - mean
-            hessian -= (x.T * p) @ x - np.outer(mean, mean)
-        w -= np.linalg.solve(hessian, gradient)
-    return w
+            gradient = gradient + x[gold] - mean
+            hessian = hessian - ((x.T * p) @ x - np.outer(mean, mean))
+        return gradient, hessian
+
+    return _newton(loglik, gradient_and_hessian, d, steps)
 
 
 def fit_logistic(x: np.ndarray, y: np.ndarray, ridge: float = 1e-2, steps: int = 60) -> np.ndarray:
-    """Logistic-regression weights by Newton steps (x carries its own constant column)."""
-    w = np.zeros(x.shape[1])
-    for _ in range(steps):
+    """Logistic-regression weights (x carries its own constant column), L2-penalised."""
+
+    def loglik(w: np.ndarray) -> float:
+        z = x @ w
+        return float(y @ z - np.logaddexp(0.0, z).sum() - 0.5 * ridge * w @ w)
+
+    def gradient_and_hessian(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         p = 1.0 / (1.0 + np.exp(-(x @ w)))
-        gradient = x.T @ (y - p) - ridge * w
-        hessian = -(x.T * (p * (1 - p))) @ x - ridge * np.eye(x.shape[1])
-        w -= np.linalg.solve(hessian, gradient)
-    return w
+        return x.T @ (y - p) - ridge * w, -(x.T * (p * (1 - p))) @ x - ridge * np.eye(x.shape[1])
+
+    return _newton(loglik, gradient_and_hessian, x.shape[1], steps)
 
 
 def fit_rerank_models(rows) -> tuple[tuple[float, ...], tuple[float, ...]]:  # noqa: ANN001
