@@ -79,6 +79,12 @@ def content_failed(details: UnsupportedDetails) -> bool:
     return too_many or bool(details.substituted)
 
 
+
+def _failed_on(name: str, reason_code: str, unsupported: Sequence[str], prefix: str = "") -> CheckResult:
+    """A per-sentence check that fails when anything is unsupported, naming what is."""
+    return CheckResult(name=name, passed=not unsupported, reason_code=reason_code if unsupported else None,
+                       detail=prefix + ", ".join(unsupported) if unsupported else None)
+
 def sentence_report(s: AnalysedSentence, policy: GenerationPolicy) -> SentenceReport:
     checks = [
         CheckResult(name="cited", passed=bool(s.cited) or s.exempt, reason_code=None if (s.cited or s.exempt) else "uncited_sentence"),
@@ -94,31 +100,19 @@ def sentence_report(s: AnalysedSentence, policy: GenerationPolicy) -> SentenceRe
         checks.append(CheckResult(name="coverage", passed=ok, reason_code=None if ok else "low_coverage",
                                   detail=f"{s.coverage:.2f} vs threshold {s.threshold:.2f}"))
         d = s.details
-        checks.append(CheckResult(name="entities", passed=not d.entities,
-                                  reason_code="unsupported_entity" if d.entities else None,
-                                  detail=", ".join(d.entities) or None))
-        checks.append(CheckResult(name="dates", passed=not d.dates,
-                                  reason_code="unsupported_date" if d.dates else None,
-                                  detail=", ".join(d.dates) or None))
+        checks.append(_failed_on("entities", "unsupported_entity", d.entities))
+        checks.append(_failed_on("dates", "unsupported_date", d.dates))
         if policy.check_numbers:
-            checks.append(CheckResult(name="quantities", passed=not d.quantities,
-                                      reason_code="unsupported_quantity" if d.quantities else None,
-                                      detail=", ".join(d.quantities) or None))
+            checks.append(_failed_on("quantities", "unsupported_quantity", d.quantities))
         checks.append(CheckResult(name="content_words", passed=not s.content_failed,
                                   reason_code="unsupported_content_word" if s.content_failed else None,
                                   detail=content_detail(d) if d.content else None))
         if policy.check_numbers:
-            checks.append(CheckResult(name="numbers", passed=not s.unsupported_numbers,
-                                      reason_code="unsupported_number" if s.unsupported_numbers else None,
-                                      detail=", ".join(f"{n:g}" for n in s.unsupported_numbers) or None))
+            checks.append(_failed_on("numbers", "unsupported_number", [f"{n:g}" for n in s.unsupported_numbers]))
         if policy.check_key_terms:
-            checks.append(CheckResult(name="key_terms", passed=not s.unsupported_terms,
-                                      reason_code="unsupported_key_term" if s.unsupported_terms else None,
-                                      detail=", ".join(s.unsupported_terms) or None))
+            checks.append(_failed_on("key_terms", "unsupported_key_term", s.unsupported_terms))
         if policy.check_completeness:
-            checks.append(CheckResult(name="completeness", passed=not s.supplied_by,
-                                      reason_code="incomplete_citation" if s.supplied_by else None,
-                                      detail=("uses uncited " + ", ".join(s.supplied_by)) if s.supplied_by else None))
+            checks.append(_failed_on("completeness", "incomplete_citation", s.supplied_by, prefix="uses uncited "))
     if s.wrong_side is not None:
         checks.append(CheckResult(name="comparison", passed=False, reason_code="unsupported_comparison",
                                   detail=s.wrong_side))
