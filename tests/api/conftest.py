@@ -90,3 +90,17 @@ def start_api(root: Path, **cfg_kw: object) -> Iterator[RunningApi]:
         yield RunningApi(url=f"http://127.0.0.1:{port}", store_root=root, app=app)
     finally:
         stop()
+
+
+def start_keyed_api(root: Path, *tenants: str) -> Iterator[tuple[RunningApi, tuple[str, ...], object]]:
+    """The API over ``root`` with a migrated database and one new key per tenant (in order); closed after."""
+    from api.db import Database, default_url
+
+    db = Database(default_url(root))
+    db.migrate()
+    keys = tuple(db.add_key(tenant)[1] for tenant in tenants)
+    try:
+        for api in start_api(root, db=db):
+            yield api, keys, db
+    finally:
+        db.close()

@@ -9,7 +9,7 @@ import sqlite3
 import pytest
 
 from api.db import Database, default_url
-from tests.api.conftest import ingest_fixtures, start_api
+from tests.api.conftest import ingest_fixtures, start_api, start_keyed_api
 
 pytestmark = [pytest.mark.integration]
 
@@ -21,13 +21,8 @@ def tenants(tmp_path_factory, prefect_harness, module_backends):
     base = tmp_path_factory.mktemp("api-tenants")
     root = base / "store"
     ingest_fixtures(root, base / "acme-src", tenant="acme")  # acme holds IPC + WagesAct
-    db = Database(default_url(root))
-    db.migrate()
-    acme = db.add_key("acme")[1]
-    globex = db.add_key("globex")[1]
-    for api in start_api(root, db=db):
+    for api, (acme, globex), db in start_keyed_api(root, "acme", "globex"):
         yield api, acme, globex, db
-    db.close()
 
 
 def _norm(body: dict, name: str) -> dict:

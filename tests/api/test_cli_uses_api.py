@@ -6,8 +6,7 @@ import json
 
 import pytest
 
-from api.db import Database, default_url
-from tests.api.conftest import ingest_fixtures, start_api
+from tests.api.conftest import ingest_fixtures, start_keyed_api
 
 pytestmark = [pytest.mark.integration]
 
@@ -19,12 +18,8 @@ def keyed_api(tmp_path_factory, prefect_harness, module_backends):
     base = tmp_path_factory.mktemp("cli-api")
     root = base / "store"
     ingest_fixtures(root, base / "src")
-    db = Database(default_url(root))
-    db.migrate()
-    key = db.add_key("default")[1]
-    for api in start_api(root, db=db):
+    for api, (key,), _ in start_keyed_api(root, "default"):
         yield api, key
-    db.close()
 
 
 @pytest.fixture

@@ -12,8 +12,7 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from api.db import Database, default_url
-from tests.api.conftest import start_api
+from tests.api.conftest import start_keyed_api
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -46,12 +45,8 @@ def web_api(tmp_path_factory, prefect_harness, module_backends):
 
     root = tmp_path_factory.mktemp("web") / "store"
     assert ingest_flow(paths=[str(PDF)], doc_code="IPC", store=str(root), embedder="hash").files[0].status == "ingested"
-    db = Database(default_url(root))
-    db.migrate()
-    key = db.add_key("default")[1]
-    for api in start_api(root, db=db):
+    for api, (key,), _ in start_keyed_api(root, "default"):
         yield api, key
-    db.close()
 
 
 def _ask(driver, api, key: str, question: str, project: str | None = None) -> None:  # noqa: ANN001
