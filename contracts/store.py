@@ -52,6 +52,7 @@ from contracts.ingest import ChunkSet, CleanedDocument, ExtractedDocument, Sourc
 from contracts.retrieval import ContextPack, RetrievalResult
 
 __all__ = [
+    "atomic_write",
     "SCHEMA_VERSION",
     "ArtifactRef",
     "ArtifactHeader",
@@ -207,7 +208,8 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` whole or not at all (temp file beside it, fsync, ``os.replace``)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -278,7 +280,7 @@ class ArtifactStore:
         if not path.exists():
             doc = {"header": header.model_dump(mode="json"), "payload": payload}
             try:
-                _atomic_write(path, json.dumps(doc, sort_keys=True, ensure_ascii=False, indent=1).encode())
+                atomic_write(path, json.dumps(doc, sort_keys=True, ensure_ascii=False, indent=1).encode())
             except OSError as exc:
                 raise ArtifactCorruptError(f"could not write {kind}:{sha[:12]} at {path}: {exc}") from exc
         return ArtifactRef(kind=kind, sha256=sha)
@@ -376,7 +378,7 @@ class ArtifactStore:
         path = self._blob_dir(sha) / f"{sha}{suffix}"
         if not path.exists():
             try:
-                _atomic_write(path, data)
+                atomic_write(path, data)
             except OSError as exc:
                 raise ArtifactCorruptError(f"could not write blob {sha[:12]}: {exc}") from exc
         return sha
@@ -425,7 +427,7 @@ class ArtifactStore:
         return ref
 
     def remember(self, key: str, ref: ArtifactRef) -> None:
-        _atomic_write(self._cache_path(key), canonical_json(ref))
+        atomic_write(self._cache_path(key), canonical_json(ref))
 
     # ----------------------------------------------------------------- pointers
     def _pointer_path(self, name: str) -> Path:
@@ -434,7 +436,7 @@ class ArtifactStore:
         return self.root / "pointers" / f"{name}.json"
 
     def set_pointer(self, name: str, ref: ArtifactRef) -> None:
-        _atomic_write(self._pointer_path(name), canonical_json(ref))
+        atomic_write(self._pointer_path(name), canonical_json(ref))
 
     def get_pointer(self, name: str) -> ArtifactRef | None:
         path = self._pointer_path(name)
@@ -472,7 +474,7 @@ class ArtifactStore:
     def put_run(self, run: RunRecord) -> None:
         if not _NAME_RE.match(run.run_id):
             raise ContractViolationError(f"bad run id {run.run_id!r}")
-        _atomic_write(self.root / "runs" / f"{run.run_id}.json", run.model_dump_json(indent=1).encode())
+        atomic_write(self.root / "runs" / f"{run.run_id}.json", run.model_dump_json(indent=1).encode())
 
     def get_run(self, run_id: str) -> RunRecord:
         path = self.root / "runs" / f"{run_id}.json"

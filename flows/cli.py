@@ -1,4 +1,4 @@
-"""``citebound``: ingest, ask, retrieve, validate, demo, runs, replay, show, remove, docs, server.
+"""``citebound``: ingest, ask, retrieve, validate, demo, runs, replay, show, remove, docs, server, eval.
 
 Every command takes ``--store DIR`` (default ``$CITEBOUND_HOME``, else ``./artifacts``). Heavy imports
 (Prefect, torch) happen inside commands, after the process environment is set for offline, quiet runs.
@@ -571,7 +571,13 @@ def cmd_keys(args: argparse.Namespace) -> int:
     return 0
 
 
-# ------------------------------------------------------------------------------------------ parser
+# ------------------------------------------------------------------------------------------ eval
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from evaluation.command import run_eval_command
+
+    return run_eval_command(args, _store_root(args) if args.questions else None)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -678,6 +684,24 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--db", help="database URL (default: SQLite in the store)")
     common(sp, scope=False)
     sp.set_defaults(func=cmd_keys)
+
+    sp = sub.add_parser("eval", help="measure grounding, refusal, hallucination, injection and retrieval on the "
+                                     "shared data (and your own questions); write report.json + report.html")
+    sp.add_argument("--suite", action="append", help="refusal | hallucination | injection | retrieval | grounding | "
+                                                     "questions (repeatable; default all)")
+    sp.add_argument("--llm", help="extractive (default) | openai")
+    sp.add_argument("--llm-model")
+    sp.add_argument("--llm-url", help="an OpenAI-compatible server for --llm openai (default $OPENAI_BASE_URL)")
+    sp.add_argument("--questions", help="JSONL: question, expected sources or sections, optional facts; asked "
+                                        "over --store")
+    sp.add_argument("--out", required=True, help="folder for report.json and report.html")
+    sp.add_argument("--check", action="store_true", help="exit 1 when a metric's interval misses its floor")
+    sp.add_argument("--subset", choices=["full", "ci"], default="full", help="ci: the fast slice CI runs")
+    sp.add_argument("--floors", help="floors file (default: evaluation/floors.toml)")
+    sp.add_argument("--cache", help="embedding cache folder (default ~/.cache/citebound/eval)")
+    sp.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples per metric")
+    common(sp)
+    sp.set_defaults(func=cmd_eval)
 
     sp = sub.add_parser("server", help="your local Prefect server: deploy this store's flows and run a worker; "
                                        "--stop / --status")

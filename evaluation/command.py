@@ -1,0 +1,81 @@
+"""The ``citebound eval`` command: resolve settings once, run the suites with a progress bar, write the report,
+print the table, and with ``--check`` exit 1 when a bound fails."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+__all__ = ["run_eval_command"]
+
+
+def _shared_data() -> Path:
+    """``$CITEBOUND_SHARED_DATA``, else the ``shared/data`` beside the repository (or above it)."""
+    if os.environ.get("CITEBOUND_SHARED_DATA"):
+        return Path(os.environ["CITEBOUND_SHARED_DATA"]).expanduser().resolve()
+    here = Path(__file__).resolve().parent.parent
+    return next((p / "shared" / "data" for p in here.parents if (p / "shared" / "data").is_dir()),
+                here.parent / "shared" / "data")
+
+
+def run_eval_command(args: argparse.Namespace, store_root: Path | None) -> int:
+    """``citebound eval``: settings resolved here, once; suites get them as an ``EvalContext``."""
+    from contracts.errors import ConfigError
+    from evaluation.floors import DEFAULT_FLOORS, load_floors
+    from evaluation.progress import RichProgress
+    from evaluation.runner import choose_suites, run_eval, write_report
+    from evaluation.suite import EvalContext
+    from flows.backends import llm_spec_from_settings
+    from flows.settings import Settings, configure_process_env
+
+    data_root = _shared_data()
+    if not data_root.is_dir():
+        raise ConfigError(f"no evaluation data at {data_root}: set CITEBOUND_SHARED_DATA to the shared/data folder")
+    questions = Path(args.questions).expanduser().resolve() if args.questions else None
+    if questions is not None and not questions.is_file():
+        raise ConfigError(f"--questions {args.questions}: no such file")
+    suites = choose_suites(args.suite or None, has_questions=questions is not None)
+    configure_process_env(store_root)  # offline, quiet libraries: before torch is imported
+    floors = load_floors(Path(args.floors) if args.floors else DEFAULT_FLOORS)
+    cache = Path(args.cache or os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser()
+    cache = cache if args.cache else cache / "citebound" / "eval"
+    llm = llm_spec_from_settings(Settings(), args.llm, args.llm_model, args.llm_url)
+    out = Path(args.out).expanduser().resolve()
+    with RichProgress() as progress:
+        ctx = EvalContext(data_root=data_root, cache_dir=cache.resolve(), subset=args.subset, llm=llm,
+                          resamples=args.resamples, store_root=store_root, tenant=args.tenant,
+                          project=args.project, questions_file=questions, progress=progress)
+        report = run_eval(ctx, suites, floors)
+    json_path, html_path = write_report(report, out)
+    _print_eval(report)
+    print(f"report: {html_path} (data: {json_path}); {report.seconds:.0f} s")
+    failed = [c for c in report.checks if c.passed is False]
+    if args.check and failed:
+        print(f"citebound: {len(failed)} bound(s) failed: " + ", ".join(f"{c.metric} ({c.bound} {c.limit:g})"
+                                                                        for c in failed), file=sys.stderr)
+        return 1
+    return 0
+
+
+def _print_eval(report) -> None:  # noqa: ANN001
+    from rich.console import Console
+    from rich.table import Table
+
+    bounds = {c.metric: c for c in report.checks}
+    table = Table(title=f"citebound eval ({report.subset})", title_justify="left")
+    for col, just in (("metric", "left"), ("data", "left"), ("value", "right"), ("95% CI", "right"),
+                      ("count", "right"), ("bound", "left")):
+        table.add_column(col, justify=just)
+    for suite in report.suites:
+        for m in suite.metrics:
+            chk = bounds.get(m.id)
+            mark = "" if chk is None else ("not measured" if chk.passed is None else
+                                           f"{'ok' if chk.passed else 'FAIL'} {chk.bound} {chk.limit:g}")
+            table.add_row(f"{suite.suite}: {m.name}", m.dataset, f"{m.value:.3f}", f"{m.ci.low:.3f}–{m.ci.high:.3f}",
+                          f"{m.count} / {m.n}" if m.count is not None else str(m.n), mark)
+    Console(width=160).print(table)
+
+
+# ------------------------------------------------------------------------------------------ parser

@@ -1,0 +1,98 @@
+"""Run the chosen suites in order, collect their answers for the grounding suite, and write the report.
+
+``report.json`` (an ``EvalReport``) and ``report.html`` (rendered from it) are written atomically into the
+output folder: an interrupted run leaves the previous report whole or none at all, never half of one.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import importlib
+import os
+import platform
+import subprocess
+import time
+from pathlib import Path
+
+from contracts.errors import ConfigError
+from contracts.evaluation import EvalFloors, EvalReport, SuiteReport
+from contracts.store import atomic_write
+from evaluation.floors import check
+from evaluation.suite import AnsweredItem, EvalContext
+
+__all__ = ["ANSWERING_SUITES", "SUITES", "choose_suites", "machine_info", "run_eval", "write_report"]
+
+# The order suites run in: grounding last, as it scores the answers the others produced.
+SUITES = ("refusal", "hallucination", "injection", "retrieval", "questions", "grounding")
+ANSWERING_SUITES = ("refusal", "hallucination", "injection", "questions")
+
+
+def choose_suites(requested: list[str] | None, *, has_questions: bool) -> list[str]:
+    """The suites to run, in ``SUITES`` order. None = all of them (``questions`` only with a questions file).
+    Grounding alone brings refusal and hallucination along: it needs answers to score."""
+    unknown = [name for name in requested or () if name not in SUITES]
+    if unknown:
+        raise ConfigError(f"unknown suite(s) {', '.join(unknown)}: choose from {', '.join(SUITES)}")
+    chosen = set(requested or [s for s in SUITES if s != "questions" or has_questions])
+    if "questions" in chosen and not has_questions:
+        raise ConfigError("the questions suite needs --questions FILE (JSONL: question, expected sources)")
+    if has_questions and requested is None:
+        chosen.add("questions")
+    if "grounding" in chosen and not chosen & set(ANSWERING_SUITES):
+        chosen |= {"refusal", "hallucination"}
+    return [s for s in SUITES if s in chosen]
+
+
+def machine_info() -> dict[str, str]:
+    repo = Path(__file__).resolve().parent.parent
+    try:
+        commit = subprocess.run(["git", "-C", str(repo), "rev-parse", "--short=12", "HEAD"], capture_output=True,
+                                text=True, timeout=10, check=False).stdout.strip() or "unknown"
+    except OSError:
+        commit = "unknown"
+    try:
+        mem_kb = next(int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines()
+                      if line.startswith("MemTotal:"))
+        memory = f"{mem_kb / 1024 / 1024:.0f} GiB"
+    except (OSError, StopIteration, ValueError):
+        memory = "unknown"
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    return {"host": platform.node(), "cores": str(os.cpu_count() or 0), "memory": memory,
+            "python": platform.python_version(), "platform": platform.platform(terse=True),
+            "commit": commit, "load at start": f"{load:.2f}"}
+
+
+def run_eval(ctx: EvalContext, suites: list[str], floors: EvalFloors | None = None) -> EvalReport:
+    started = time.perf_counter()
+    reports: list[SuiteReport] = []
+    answered: list[AnsweredItem] = []
+    for name in suites:
+        module = importlib.import_module(f"evaluation.suites.{name}")
+        output = module.run(ctx, tuple(answered))
+        reports.append(output.report)
+        answered.extend(output.answered)
+    report = EvalReport(
+        created_at=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        subset=ctx.subset,
+        suites=tuple(reports),
+        settings={"data": str(ctx.data_root), "llm": ctx.llm.get("backend", "extractive")
+                  + (f" {ctx.llm.get('model')} at {ctx.llm.get('base_url')}" if ctx.llm.get("backend") == "openai" else ""),
+                  "subset": ctx.subset, "bootstrap resamples": str(ctx.resamples), "suites": ", ".join(suites),
+                  **({"questions": str(ctx.questions_file)} if ctx.questions_file else {}),
+                  **({"store": str(ctx.store_root)} if ctx.store_root and ctx.questions_file else {})},
+        machine=machine_info(),
+        seconds=round(time.perf_counter() - started, 1),
+    )
+    if floors is not None:
+        report = report.model_copy(update={"floors_version": floors.version, "checks": check(report, floors)})
+    return report
+
+
+def write_report(report: EvalReport, out_dir: Path) -> tuple[Path, Path]:
+    from evaluation.html import render_html
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    json_path, html_path = out_dir / "report.json", out_dir / "report.html"
+    atomic_write(json_path, (report.model_dump_json(indent=2) + "\n").encode("utf-8"))
+    atomic_write(html_path, render_html(report).encode("utf-8"))
+    return json_path, html_path

@@ -1,0 +1,1 @@
+"""One module per suite, each with ``run(ctx, answered) -> SuiteOutput`` (see ``evaluation.suite``)."""
