@@ -49,8 +49,11 @@ def run_eval_command(args: argparse.Namespace, store_root: Path | None) -> int:
                           project=args.project, questions_file=questions, progress=progress)
         report = run_eval(ctx, suites, floors)
     json_path, html_path = write_report(report, out)
-    _print_eval(report)
-    print(f"report: {html_path} (data: {json_path}); {report.seconds:.0f} s")
+    if args.json:
+        print(report.model_dump_json(indent=2))
+    else:
+        _print_eval(report)
+        print(f"report: {html_path} (data: {json_path}); {report.seconds:.0f} s")
     failed = [c for c in report.checks if c.passed is False]
     if args.check and failed:
         print(f"citebound: {len(failed)} bound(s) failed: " + ", ".join(f"{c.metric} ({c.bound} {c.limit:g})"
