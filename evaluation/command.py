@@ -4,20 +4,10 @@ print the table, and with ``--check`` exit 1 when a bound fails."""
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
 __all__ = ["run_eval_command"]
-
-
-def _shared_data() -> Path:
-    """``$CITEBOUND_SHARED_DATA``, else the ``shared/data`` beside the repository (or above it)."""
-    if os.environ.get("CITEBOUND_SHARED_DATA"):
-        return Path(os.environ["CITEBOUND_SHARED_DATA"]).expanduser().resolve()
-    here = Path(__file__).resolve().parent.parent
-    return next((p / "shared" / "data" for p in here.parents if (p / "shared" / "data").is_dir()),
-                here.parent / "shared" / "data")
 
 
 def run_eval_command(args: argparse.Namespace, store_root: Path | None) -> int:
@@ -25,23 +15,21 @@ def run_eval_command(args: argparse.Namespace, store_root: Path | None) -> int:
     from contracts.errors import ConfigError
     from evaluation.floors import DEFAULT_FLOORS, load_floors
     from evaluation.progress import RichProgress
-    from evaluation.runner import choose_suites, run_eval, write_report
+    from evaluation.runner import check_data_root, choose_suites, failed_checks, run_eval, write_report
     from evaluation.suite import EvalContext
     from flows.backends import llm_spec_from_settings
     from flows.settings import Settings, configure_process_env
 
-    data_root = _shared_data()
-    if not data_root.is_dir():
-        raise ConfigError(f"no evaluation data at {data_root}: set CITEBOUND_SHARED_DATA to the shared/data folder")
+    settings = Settings()
+    data_root = check_data_root(settings.shared_data_dir)
     questions = Path(args.questions).expanduser().resolve() if args.questions else None
     if questions is not None and not questions.is_file():
         raise ConfigError(f"--questions {args.questions}: no such file")
     suites = choose_suites(args.suite or None, has_questions=questions is not None)
     configure_process_env(store_root)  # offline, quiet libraries: before torch is imported
     floors = load_floors(Path(args.floors) if args.floors else DEFAULT_FLOORS)
-    cache = Path(args.cache or os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser()
-    cache = cache if args.cache else cache / "citebound" / "eval"
-    llm = llm_spec_from_settings(Settings(), args.llm, args.llm_model, args.llm_url)
+    cache = Path(args.cache).expanduser() if args.cache else settings.eval_cache.expanduser()
+    llm = llm_spec_from_settings(settings, args.llm, args.llm_model, args.llm_url)
     out = Path(args.out).expanduser().resolve()
     with RichProgress() as progress:
         ctx = EvalContext(data_root=data_root, cache_dir=cache.resolve(), subset=args.subset, llm=llm,
@@ -54,10 +42,9 @@ def run_eval_command(args: argparse.Namespace, store_root: Path | None) -> int:
     else:
         _print_eval(report)
         print(f"report: {html_path} (data: {json_path}); {report.seconds:.0f} s")
-    failed = [c for c in report.checks if c.passed is False]
+    failed = failed_checks(report)
     if args.check and failed:
-        print(f"citebound: {len(failed)} bound(s) failed: " + ", ".join(f"{c.metric} ({c.bound} {c.limit:g})"
-                                                                        for c in failed), file=sys.stderr)
+        print(f"citebound: {len(failed)} bound(s) failed: {', '.join(failed)}", file=sys.stderr)
         return 1
     return 0
 

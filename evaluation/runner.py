@@ -20,7 +20,7 @@ from contracts.store import atomic_write
 from evaluation.floors import check
 from evaluation.suite import AnsweredItem, EvalContext
 
-__all__ = ["ANSWERING_SUITES", "SUITES", "choose_suites", "machine_info", "run_eval", "write_report"]
+__all__ = ["ANSWERING_SUITES", "SUITES", "check_data_root", "choose_suites", "failed_checks", "machine_info", "run_eval", "write_report"]
 
 # The order suites run in: grounding last, as it scores the answers the others produced.
 SUITES = ("refusal", "hallucination", "injection", "retrieval", "questions", "grounding")
@@ -41,6 +41,17 @@ def choose_suites(requested: list[str] | None, *, has_questions: bool) -> list[s
     if "grounding" in chosen and not chosen & set(ANSWERING_SUITES):
         chosen |= {"refusal", "hallucination"}
     return [s for s in SUITES if s in chosen]
+
+
+def check_data_root(path: Path) -> Path:
+    if not path.is_dir():
+        raise ConfigError(f"no evaluation data at {path}: set CITEBOUND_SHARED_DATA to the shared/data folder")
+    return path
+
+
+def failed_checks(report: EvalReport) -> list[str]:
+    """``"metric (floor 0.8)"`` for each bound the report fails."""
+    return [f"{c.metric} ({c.bound} {c.limit:g})" for c in report.checks if c.passed is False]
 
 
 def machine_info() -> dict[str, str]:

@@ -39,7 +39,7 @@ __all__ = [
 
 POOL = "citebound-pool"
 # Deployment names in prefect.yaml; each equals its flow's name, so "answer" means "answer/answer".
-DEPLOYMENTS = ("ingest", "answer", "replay")
+DEPLOYMENTS = ("ingest", "answer", "replay", "eval")
 
 
 def project_dir() -> Path:

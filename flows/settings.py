@@ -42,6 +42,19 @@ class Settings(BaseSettings):
     refusal_text: str | None = None
     min_confidence: float | None = None
     ocr_enabled: bool = True
+    # `citebound eval`: the public data sets (default: the shared/data folder beside the checkout) and the
+    # cache of their embeddings (content-addressed, kept between runs).
+    shared_data: Path | None = None
+    eval_cache: Path = Field(default_factory=lambda: Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+                             / "citebound" / "eval")
+
+    @property
+    def shared_data_dir(self) -> Path:
+        if self.shared_data is not None:
+            return self.shared_data.expanduser().resolve()
+        here = Path(__file__).resolve().parent.parent
+        return next((p / "shared" / "data" for p in here.parents if (p / "shared" / "data").is_dir()),
+                    here.parent / "shared" / "data")
 
     @property
     def openai_base_url(self) -> str | None:

@@ -33,6 +33,9 @@ def test_prefect_yaml_parameters_are_parameters_of_the_flows_it_deploys():
         assert spec["work_pool"]["name"] == deploy.POOL
     assert [s["cron"] for s in deployments["ingest"]["schedules"]] == ["0 2 * * *"]
     assert not deployments["answer"]["schedules"] and not deployments["replay"]["schedules"]
+    # The eval deployment is scheduled weekly but off until the worker has the data.
+    assert [(s["cron"], s["active"]) for s in deployments["eval"]["schedules"]] == [("0 3 * * 1", False)]
+    assert deployments["eval"]["parameters"]["check"] is True
 
 
 @pytest.fixture(scope="module")

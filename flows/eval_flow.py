@@ -1,0 +1,59 @@
+"""The ``eval`` flow: ``citebound eval`` as a Prefect deployment, so a team can run it on a schedule.
+
+It runs the same suites and writes the same ``report.json`` / ``report.html`` as the CLI; with ``check`` (the
+default) a failed floor fails the flow run, which Prefect shows and can alert on. The data and cache folders
+are parameters, filled by ``prefect.yaml`` from the worker's environment.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from prefect import flow, get_run_logger
+
+from contracts.errors import CiteboundError
+from evaluation.floors import DEFAULT_FLOORS, load_floors
+from evaluation.runner import check_data_root, choose_suites, failed_checks, run_eval, write_report
+from evaluation.suite import EvalContext
+from flows.backends import llm_spec_from_settings
+from flows.settings import Settings
+
+__all__ = ["EvalFloorsFailed", "eval_flow"]
+
+
+class EvalFloorsFailed(CiteboundError):
+    """Raised by the eval flow when ``check`` is set and a metric misses its floor (or passes its ceiling)."""
+
+
+@flow(name="eval", log_prints=False)
+def eval_flow(
+    out: str,
+    data_root: str | None = None,
+    subset: str = "ci",
+    suites: list[str] | None = None,
+    questions: str | None = None,
+    store: str | None = None,
+    tenant: str = "default",
+    project: str = "default",
+    llm: str | None = None,
+    cache: str | None = None,
+    check: bool = True,
+) -> dict[str, object]:
+    settings = Settings()
+    root = check_data_root(Path(data_root).expanduser().resolve() if data_root else settings.shared_data_dir)
+    questions_file = Path(questions).expanduser().resolve() if questions else None
+    chosen = choose_suites(suites or None, has_questions=questions_file is not None)
+    ctx = EvalContext(
+        data_root=root, cache_dir=Path(cache).expanduser().resolve() if cache else settings.eval_cache,
+        subset="ci" if subset == "ci" else "full", llm=llm_spec_from_settings(settings, llm),
+        store_root=Path(store or settings.home).expanduser().resolve() if questions_file else None,
+        tenant=tenant, project=project, questions_file=questions_file,
+    )
+    report = run_eval(ctx, chosen, load_floors(DEFAULT_FLOORS))
+    json_path, html_path = write_report(report, Path(out).expanduser().resolve())
+    failed = failed_checks(report)
+    get_run_logger().info("eval report %s: %d metrics, %d bound(s) failed", html_path,
+                          sum(len(s.metrics) for s in report.suites), len(failed))
+    if check and failed:
+        raise EvalFloorsFailed(f"{len(failed)} bound(s) failed: {', '.join(failed)} (report {html_path})")
+    return {"report": str(html_path), "json": str(json_path), "failed": failed}
