@@ -209,7 +209,8 @@ def curve_rows(outcomes: Sequence[Outcome]) -> list[tuple[float, float, float, i
 def _dataset_text(split: str, titles: Sequence[str], questions: Sequence[SquadQuestion], ci: bool) -> str:
     n_ans = sum(not q.impossible for q in questions)
     slice_ = "ci slice of the " if ci else ""
-    return (f"SQuAD 2.0 dev subset, {slice_}{split} half: {len(titles)} articles ({', '.join(titles)}), "
+    articles = f"{len(titles)} article{'s' if len(titles) != 1 else ''}"
+    return (f"SQuAD 2.0 dev subset, {slice_}{split} half: {articles} ({', '.join(titles)}), "
             f"{n_ans} answerable + {len(questions) - n_ans} unanswerable")
 
 
