@@ -45,6 +45,7 @@ __all__ = [
     "citation_keys",
     "contains_facts",
     "load_questions",
+    "matches",
     "norm_key",
     "outcome_of",
     "question_metrics",

@@ -265,7 +265,8 @@ def run(ctx: EvalContext, answered: tuple[AnsweredItem, ...] = ()) -> SuiteOutpu
     tables.append(ReportTable(
         title="Risk–coverage over the confidence threshold",
         columns=("half", "threshold", "coverage", "risk", "given", "wrong"),
-        rows=tuple((s, f"{t:.2f}", f"{c:.3f}", f"{r:.3f}", str(g), str(w)) for s in SPLITS for t, c, r, g, w in curves[s]),
+        rows=tuple((s, f"{t:.2f}", f"{c:.3f}", f"{r:.3f}", str(g), str(w))
+                   for s in SPLITS for t, c, r, g, w in curves[s]),
         note="an answer is given at threshold t when it succeeded with confidence >= t; wrong = unanswerable "
              "answered, or answerable answered without a gold answer"))
     notes = (f"{len(chunks)} chunks from {len(indexed)} articles; questions of both halves are asked over all of "
