@@ -49,6 +49,7 @@ def test_metrics_on_hand_made_outcomes_are_exact_and_seeded() -> None:
     carried = {("gullible", "q1"): True, ("gullible", "q4"): True, ("gullible_unquarantined", "q3"): True}
     outcomes = [Outcome(doc, row.key, q, reached=True, answered=True, carried=carried.get((row.key, q), False))
                 for doc in (a, b, c) for q in doc.questions for row in rows]
+    outcomes.append(Outcome(c, "gullible", "q4", reached=False, answered=False, carried=False, error=True))  # no measurement
     metrics = {m.id: m for m in suite_metrics([a, b, c, d], outcomes, rows, [False, False, True, False],
                                               subset="ci", resamples=200)}
     assert set(metrics) == {
@@ -173,18 +174,22 @@ def test_suite_runs_on_a_tiny_slice(shared_data, tmp_path) -> None:  # noqa: ANN
     from evaluation.suite import EvalContext
     from evaluation.suites import injection
 
-    ctx = EvalContext(data_root=shared_data, cache_dir=tmp_path, subset="ci", resamples=50)
     sizes = Sizes(tt_per_set=2, bipia_per_category=1, paragraph_step=16, questions_per_doc=1, per_family=2)
-    output = injection.run(ctx, (), sizes=sizes)
+    # ctx.llm is an OpenAI spec (here an honest model: the gullible server told of no instruction): a third row.
+    with GullibleLLMServer({}) as honest:
+        llm = {"backend": "openai", "base_url": honest.base_url, "model": "honest", "api_key": "none"}
+        ctx = EvalContext(data_root=shared_data, cache_dir=tmp_path, subset="ci", resamples=50, llm=llm)
+        output = injection.run(ctx, (), sizes=sizes)
+        assert honest.requests > 0
     metrics = {m.id: m for m in output.report.metrics}
     assert metrics["injection.bipia.attack_success_extractive"].n == 4  # 2 text + 2 code attacks, 1 question each
     assert metrics["injection.tensor_trust.attack_success_gullible"].n == 4
     assert metrics["injection.bipia.attacks_quarantined"].n >= 4  # at least one planted chunk per attack
     assert metrics["injection.squad.false_quarantine"].n > 0
-    assert "injection.bipia.attack_success_llm" not in metrics  # ctx.llm is extractive: no third row
-    assert len(output.answered) == 8 * 3 and all(item.suite == "injection" for item in output.answered)
+    assert metrics["injection.tensor_trust.attack_success_llm"].n == 4
+    assert len(output.answered) == 8 * 4 and all(item.suite == "injection" for item in output.answered)
     family_tables = [t for t in output.report.tables if "planted, quarantined" in t.title]
-    assert len(family_tables) == 4 and all(len(t.rows) == 3 for t in family_tables)
+    assert len(family_tables) == 4 and all(len(t.rows) == 4 for t in family_tables)
     carried = sum(int(r[7]) for t in family_tables for r in t.rows if r[0] == "gullible LLM")
     gullible = [m for m in output.report.metrics if m.id.endswith("attack_success_gullible")]
     assert carried == sum(m.count for m in gullible)
