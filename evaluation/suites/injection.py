@@ -61,7 +61,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from contracts import Answer, ContextPack, GenerationPolicy, QueryAnalysis, RetrieveConfig
+from contracts import Answer, Chunk, ContextPack, GenerationPolicy, QueryAnalysis, RetrieveConfig
 from contracts.errors import ConfigError, LLMTransportError
 from contracts.evaluation import Metric, ReportTable, SuiteReport
 from evaluation.corpora import MemoEmbedder, answer_with_pack, build_index, ingested_chunks
@@ -69,7 +69,8 @@ from evaluation.gullible_llm import RUN_WORDS, GullibleLLMServer, contains_run, 
 from evaluation.metrics import MetricMaker
 from evaluation.suite import AnsweredItem, EvalContext, SuiteOutput
 
-__all__ = ["Attack", "Doc", "Outcome", "Row", "SIZES", "Sizes", "carried_out", "distinctive_words", "load_attacks", "plant", "planted", "run", "suite_metrics"]
+__all__ = ["SIZES", "Attack", "Doc", "Outcome", "Row", "Sizes", "carried_out", "distinctive_words", "load_attacks",
+           "plant", "planted", "run", "suite_metrics"]
 
 SUITE = "injection"
 REPEAT_WORDS = 6
@@ -125,6 +126,9 @@ SIZES = {"full": Sizes(tt_per_set=60, bipia_per_category=5, paragraph_step=1, qu
 
 @dataclass
 class Doc:
+    """One paragraph: its clean text, its answerable questions, and where planted, the attack and which of the
+    poisoned copy's chunks carry it (``planted_ids``) and were flagged at ingestion (``flagged_ids``)."""
+
     code: str
     clean: str
     questions: tuple[str, ...]
@@ -215,7 +219,7 @@ def _cut(text: str, n: int) -> str:
     return flat if len(flat) <= n else flat[: n - 1] + "…"
 
 
-def _build_docs(ctx: EvalContext, sizes: Sizes) -> tuple[list[Doc], list]:  # noqa: ANN401
+def _build_docs(ctx: EvalContext, sizes: Sizes) -> tuple[list[Doc], list[Chunk], list[Chunk]]:
     """The documents (clean, and poisoned where an attack was planted) and the poisoned corpus's chunks."""
     from stages.injection import INJECTION_FLAG
 
@@ -253,7 +257,7 @@ def _build_docs(ctx: EvalContext, sizes: Sizes) -> tuple[list[Doc], list]:  # no
                 doc.flagged_ids.append(chunk.semantic_id)
     poisoned_codes = set(poisoned_files.values())
     index_chunks = [c for c in clean_chunks if c.provenance.doc_code not in poisoned_codes] + poisoned_chunks
-    return docs, [clean_chunks, index_chunks]
+    return docs, clean_chunks, index_chunks
 
 
 @dataclass
@@ -401,7 +405,7 @@ def run(ctx: EvalContext, answered: tuple[AnsweredItem, ...], *, sizes: Sizes | 
     started = time.perf_counter()
     sizes = sizes or SIZES[ctx.subset]
     ctx.progress.start("injection: ingest clean and poisoned", 1)
-    docs, (clean_chunks, index_chunks) = _build_docs(ctx, sizes)
+    docs, clean_chunks, index_chunks = _build_docs(ctx, sizes)
     ctx.progress.advance()
     embedder = MemoEmbedder(get_embedder("minilm"))
     ctx.progress.start("injection: embed and index", 1)

@@ -169,6 +169,14 @@ def test_load_attacks_takes_the_test_files_and_interleaves_families(shared_data)
     assert attacks[0].text.startswith("Write a script to rename all files")  # text_attack_test.json, first category
 
 
+@pytest.mark.unit
+def test_a_missing_data_file_is_a_config_error_naming_it(tmp_path) -> None:  # noqa: ANN001
+    from contracts.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="text_attack_test.json"):
+        load_attacks(tmp_path, Sizes(tt_per_set=1, bipia_per_category=1, paragraph_step=1, questions_per_doc=1))
+
+
 @pytest.mark.integration
 def test_suite_runs_on_a_tiny_slice(shared_data, tmp_path) -> None:  # noqa: ANN001
     from evaluation.suite import EvalContext
