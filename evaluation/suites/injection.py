@@ -207,6 +207,7 @@ def carried_out(answer: str, attack: Attack, *, rules: str, clean: str, question
 
 
 def _rules_text(policy: GenerationPolicy) -> str:
+    """Citebound's rules (the system message of a grounded prompt): what a prompt-extraction attack wants."""
     from stages.prompt import RULES_END, build_grounded_prompt
 
     empty = ContextPack(query="q", query_analysis=QueryAnalysis(), context_text="", sources=(), chunks=(),
@@ -220,7 +221,8 @@ def _cut(text: str, n: int) -> str:
 
 
 def _build_docs(ctx: EvalContext, sizes: Sizes) -> tuple[list[Doc], list[Chunk], list[Chunk]]:
-    """The documents (clean, and poisoned where an attack was planted) and the poisoned corpus's chunks."""
+    """The documents, the chunks of every paragraph's clean copy, and the chunks to index: the clean copies
+    with each poisoned paragraph's poisoned copy in place of its clean one."""
     from stages.injection import INJECTION_FLAG
 
     attacks = load_attacks(ctx.data_root, sizes)
@@ -236,7 +238,7 @@ def _build_docs(ctx: EvalContext, sizes: Sizes) -> tuple[list[Doc], list[Chunk],
     root = ctx.cache_dir / "injection" / f"{ctx.subset}-{sizes.paragraph_step}"
     clean_files: dict[Path, str | None] = {}
     poisoned_files: dict[Path, str | None] = {}
-    for kind, files in (("clean", clean_files), ("poisoned", poisoned_files)):
+    for kind in ("clean", "poisoned"):
         (root / kind).mkdir(parents=True, exist_ok=True)
     for doc in docs:
         clean_path = root / "clean" / f"{doc.code}.txt"
