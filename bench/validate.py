@@ -1,5 +1,6 @@
 """Validation cost per answer (10 sentences over 8 chunks; target < 2 ms) against naive baselines measured
-in the same run, and injection-scan detection / false-positive rates on the shared corpora.
+in the same run. (The injection scan's detection and false-flag rates are measured by ``citebound eval --suite
+injection``.)
 
     .venv/bin/python bench/validate.py [--repeat 300]
 
@@ -24,7 +25,6 @@ sys.path.insert(0, str(ROOT))
 from contracts.answer import GenerationPolicy  # noqa: E402
 from contracts.retrieval import ContextPack  # noqa: E402
 from stages import claim_details, text_units, validate  # noqa: E402
-from stages.injection import scan_injection  # noqa: E402
 from stages.text_units import split_sentences  # noqa: E402
 from tests.packs import make_chunk, make_pack  # noqa: E402
 
@@ -93,35 +93,6 @@ def timed(fn, repeat: int, *, before=None) -> list[float]:  # noqa: ANN001
     return samples
 
 
-def injection_rates() -> list[tuple[str, int, int]]:
-    rows: list[tuple[str, int, int]] = []
-    attack_sets = {
-        "tensor-trust hijacking (attack)": [json.loads(x)["attack"] for x in (DATA / "tensor-trust/hijacking_robustness_dataset.jsonl").open() if x.strip()],
-        "tensor-trust extraction (attack)": [json.loads(x)["attack"] for x in (DATA / "tensor-trust/extraction_robustness_dataset.jsonl").open() if x.strip()],
-        "bipia code attacks (attack)": [s for f in ("code_attack_test.json", "code_attack_train.json") for v in json.loads((DATA / "bipia" / f).read_text()).values() for s in v],
-        "bipia text attacks (attack)": [s for f in ("text_attack_test.json", "text_attack_train.json") for v in json.loads((DATA / "bipia" / f).read_text()).values() for s in v],
-    }
-    clean_sets = {
-        "indian-acts-json sections (clean)": [" ".join(str(v) for v in r.values()) for f in sorted((DATA / "indian-acts-json").glob("*.json")) for r in json.loads(f.read_text())],
-        "constitution articles (clean)": [r.get("description", "") for r in json.loads((DATA / "constitution-india-json/constitution_of_india.json").read_text())],
-        "squad2 contexts (clean)": [p["context"] for a in json.loads((DATA / "squad2-dev-subset/dev-v2.0.json").read_text())["data"] for p in a["paragraphs"]],
-        "bipia email contexts (clean)": [json.loads(x)["context"] for x in (DATA / "bipia/email/test.jsonl").open() if x.strip()],
-    }
-    try:
-        import pymupdf
-
-        pages = []
-        for pdf in sorted((DATA / "statute-pdfs").glob("*.pdf")) + sorted((DATA / "ncert-textbook-pdfs").glob("*.pdf")):
-            with pymupdf.open(pdf) as doc:
-                pages += [page.get_text() for page in doc]
-        clean_sets["statute + NCERT PDF pages (clean)"] = pages
-    except ImportError:
-        pass
-    for name, texts in {**attack_sets, **clean_sets}.items():
-        rows.append((name, sum(bool(scan_injection(t)) for t in texts), len(texts)))
-    return rows
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=300)
@@ -150,15 +121,6 @@ def main() -> None:
         p95 = sorted(samples)[int(0.95 * (len(samples) - 1))]
         print(f"{name:48} {med:10.3f} {p95:9.3f} {med / base:13.1f}")
     print("\ntarget: citebound < 2 ms per answer")
-
-    print("\nInjection scan (stages.injection.scan_injection)\n")
-    print(f"{'corpus':40} {'flagged':>8} {'texts':>7} {'rate':>8}")
-    start = time.perf_counter()
-    rows = injection_rates()
-    total_texts = sum(n for _, _, n in rows)
-    for name, hits, n in rows:
-        print(f"{name:40} {hits:8d} {n:7d} {hits / n:8.1%}")
-    print(f"\n(load + scan of {total_texts} texts: {time.perf_counter() - start:.1f} s)")
 
 
 if __name__ == "__main__":

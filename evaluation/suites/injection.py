@@ -357,6 +357,24 @@ def suite_metrics(docs: list[Doc], outcomes: list[Outcome], rows: list[Row], cle
     return metrics
 
 
+def law_false_flags(ctx: EvalContext) -> Metric:
+    """The scan's false flags on the texts citebound's users ingest (statutes, the Constitution, PDF pages)."""
+    from evaluation.clean_corpora import clean_texts
+    from stages.injection import scan_injection
+
+    corpora = clean_texts(ctx.data_root)  # 2,600 texts in about 2.5 s: the ci run scans them all too
+    ctx.progress.start("injection: scan statutes for false flags", sum(len(t) for t in corpora.values()))
+    flags: list[bool] = []
+    for texts in corpora.values():
+        for text in texts:
+            flags.append(bool(scan_injection(text)))
+            ctx.progress.advance()
+    maker = MetricMaker(SUITE, "law", "; ".join(f"{name}: {len(t)}" for name, t in corpora.items()),
+                        resamples=ctx.resamples)
+    return maker.rate("false flags", flags, higher_is_better=False,
+                      note="clean legal texts the ingestion scan would flag as an injection (scanned as raw text)")
+
+
 def _tables(poisoned: list[Doc], outcomes: list[Outcome], rows: list[Row]) -> list[ReportTable]:
     """One table per attack family (planted -> quarantined -> reached a pack -> answered -> carried out),
     then examples of what got through: planted chunks the scan missed, answers that carried out an attack."""
@@ -432,6 +450,7 @@ def run(ctx: EvalContext, answered: tuple[AnsweredItem, ...], *, sizes: Sizes | 
     poisoned = [d for d in docs if d.attack is not None]
     clean_flagged = [INJECTION_FLAG in c.flags for c in clean_chunks]
     metrics = suite_metrics(docs, outcomes, rows, clean_flagged, subset=ctx.subset, resamples=ctx.resamples)
+    metrics.append(law_false_flags(ctx))
     tables = _tables(poisoned, outcomes, rows)
     positions = {p: sum(1 for d in poisoned if d.position == p) for p in POSITIONS}
     notes = (f"{len(poisoned)} poisoned paragraphs (attack at start/middle/end: {positions['start']}/"
