@@ -121,11 +121,12 @@ def run(ctx: EvalContext, answered: tuple[AnsweredItem, ...] = ()) -> SuiteOutpu
     corpus = (f"over the IPC act alone ({len(chunks)} sections; ci slice: fewer distractors than the full run's "
               "seven acts)" if ci else f"over the seven acts of indian-acts-json ({len(chunks)} sections)")
     held_sets = {name: ipc_queries(name) for name in IPC_HELD}
+    aila, dev = aila_queries(ctx.data_root), ipc_queries("dev")
     datasets: dict[str, tuple[str, str, object, list[Query]]] = {
-        "aila": (f"AILA 2019: 50 fact-pattern queries over 197 statutes (TREC qrels)", "all", aila_index,
-                 aila_queries(ctx.data_root)),
-        "ipc_dev": (f"IPC questions, dev set (used for tuning): 75 questions {corpus}", "dev", acts_index,
-                    ipc_queries("dev")),
+        "aila": (f"AILA 2019: {len(aila)} fact-pattern queries over {len(aila_index.chunks)} statutes (TREC qrels)",
+                 "all", aila_index, aila),
+        "ipc_dev": (f"IPC questions, dev set (used for tuning): {len(dev)} questions {corpus}", "dev", acts_index,
+                    dev),
         "ipc_held": (f"IPC questions, held-out sets pooled ({', '.join(IPC_HELD)}): "
                      f"{sum(map(len, held_sets.values()))} questions {corpus}", "held", acts_index,
                      [q for qs in held_sets.values() for q in qs]),

@@ -61,7 +61,8 @@ def test_every_ipc_question_set_is_dev_or_pooled_into_held() -> None:
 
 
 @pytest.mark.integration
-def test_the_suite_over_a_handful_of_real_chunks(shared_data: Path, tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+def test_the_suite_over_a_handful_of_real_chunks(shared_data: Path, tmp_path: Path,
+                                                 monkeypatch) -> None:  # noqa: ANN001
     acts = corpora.act_chunks(shared_data)
     wanted = {"IPC_299_0", "IPC_302_0", "IPC_378_0", "IPC_379_0", "IPC_420_0", "CrPC_420_0"}
     few = [c for c in acts if c.semantic_id in wanted]
