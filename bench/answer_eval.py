@@ -26,19 +26,17 @@ from __future__ import annotations
 
 import argparse
 import collections
+import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
 
-from retrieval_eval import (  # noqa: E402
-    FRESH_SPLITS,
-    JUDGE_SPLITS,
+from evaluation.corpora import (  # noqa: E402
     PROJECT,
-    SHARED,
     TENANT,
     MemoEmbedder,
     act_chunks,
@@ -56,6 +54,14 @@ from stages.generate import generate_draft  # noqa: E402
 from stages.retrieve import retrieve  # noqa: E402
 from stages.sufficiency import precheck_pack  # noqa: E402
 from stages.validate import validate_draft  # noqa: E402
+
+SHARED = Path(os.environ.get("CITEBOUND_SHARED_DATA", ROOT.parent / "shared" / "data")).resolve()
+CACHE = Path(tempfile.gettempdir()) / "citebound-bench-cache"
+# The lay-worded IPC sets run by default (written after the dev tuning; bench/retrieval_eval.py says what each
+# was used for) and the held-out judge, run only with --judge.
+FRESH_SPLITS = {"held2": "heldout2", "held3": "heldout3", "held4": "heldout4", "held5": "heldout5",
+                "held6": "heldout6", "held7": "heldout7", "held8": "heldout8"}
+JUDGE_SPLITS = {"held9": "heldout9"}
 
 
 def answer(question: str, index, embedder, cfg: RetrieveConfig, policy: GenerationPolicy, llm) -> Answer:  # noqa: ANN001
@@ -99,14 +105,15 @@ def main() -> None:
 
     embedder = MemoEmbedder(SentenceTransformersEmbedder())
     embedder.inner.warm_up()
-    index = build_index(act_chunks(), embedder.inner)
-    ncert_index = build_index(ingested_chunks({SHARED / "ncert-textbook-pdfs" / "jemh105.pdf": None}), embedder.inner)
+    index = build_index(act_chunks(SHARED), embedder.inner, CACHE)
+    ncert_index = build_index(ingested_chunks({SHARED / "ncert-textbook-pdfs" / "jemh105.pdf": None}), embedder.inner,
+                              CACHE)
     cfg, llm = RetrieveConfig(rerank=args.rerank), ExtractiveLLM()
     sets = {"dev": (index, [(q, g) for qid, q, g in ipc_queries("dev") if not qid.startswith("ipc-r")]),
             "held": (index, [(q, g) for _, q, g in ipc_queries("heldout")])}
     sets |= {tag: (index, [(q, g) for _, q, g in ipc_queries(split)]) for tag, split in FRESH_SPLITS.items()}
     sets["NCERT"] = (ncert_index, [(q, g) for _, q, g in ncert_queries()])
-    sets["off-topic"] = (index, [(q, set()) for q in squad_questions(args.negatives)])
+    sets["off-topic"] = (index, [(q, set()) for q in squad_questions(SHARED, args.negatives)])
     if args.sets:
         wanted = {name.strip() for name in args.sets.split(",") if name.strip()}
         sets = {name: value for name, value in sets.items() if name in wanted}

@@ -25,6 +25,7 @@ import collections
 import json
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -36,12 +37,14 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 sys.path.insert(0, str(ROOT / "bench"))
 
 from answer_eval import answer  # noqa: E402
-from retrieval_eval import SHARED, build_index, ingested_chunks  # noqa: E402
 
 from contracts import GenerationPolicy, RetrieveConfig  # noqa: E402
+from evaluation.corpora import build_index, ingested_chunks  # noqa: E402
 from stages.adapters.extractive_llm import ExtractiveLLM  # noqa: E402
 from stages.index import SearchIndex  # noqa: E402
 
+SHARED = Path(os.environ.get("CITEBOUND_SHARED_DATA", ROOT.parent / "shared" / "data")).resolve()
+CACHE = Path(tempfile.gettempdir()) / "citebound-bench-cache"
 # The gold set's source names -> the doc code each bundled PDF is ingested under.
 PDFS = {
     "Bhartiya_Nyay_Sanhita_BNS.pdf": "BNS",
@@ -64,7 +67,7 @@ def cited_titles(ans) -> list[str]:  # noqa: ANN001
 
 def build_corpus_index(embedder) -> tuple[SearchIndex, int]:  # noqa: ANN001
     chunks = ingested_chunks({SHARED / "statute-pdfs" / name: code for name, code in PDFS.items()})
-    return build_index(chunks, embedder), len(chunks)
+    return build_index(chunks, embedder, CACHE), len(chunks)
 
 
 def main() -> None:

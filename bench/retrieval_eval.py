@@ -19,8 +19,11 @@
   Together they measure what the dev figures cannot: how the tuned system does on questions it has not
   seen (about half first; see the README).
 
-Chunks: one chunk per statute record ("Section <n>. <title>\\n<text>"), made directly here (the bench does
-not depend on the ingestion stages). Embeddings are cached under ``$TMPDIR/citebound-bench-cache``.
+Chunks: one chunk per statute record ("Section <n>. <title>\\n<text>"), from ``evaluation.corpora`` (the
+corpora ``citebound eval`` measures; the bench does not depend on the ingestion stages). Embeddings are cached
+under ``$TMPDIR/citebound-bench-cache``. The measures are ``evaluation.suites.retrieval``'s (the same per-query
+functions as ``citebound eval --suite retrieval``, which reports them with intervals): this script keeps the
+views used while tuning.
 
 Prints recall@1/5/10, MRR and nDCG@10 per method and set. The long-query (AILA) fusion of retrieve.v2
 (z-score CombSUM, equal weights) and its consensus rules were not tuned: the held-out IPC questions were
@@ -35,15 +38,10 @@ Usage: .venv/bin/python bench/retrieval_eval.py [--tune] [--calibrate]
 from __future__ import annotations
 
 import argparse
-import hashlib
-import json
-import math
 import os
-import re
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -53,83 +51,27 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from contracts import (  # noqa: E402
-    Chunk,
-    ChunkProvenance,
-    ChunkSet,
-    EmbedConfig,
-    IndexConfig,
-    RetrieveConfig,
-    SourceDocument,
-    config_sha256,
+from contracts import RetrieveConfig  # noqa: E402
+from evaluation.corpora import (  # noqa: E402
+    PROJECT,
+    TENANT,
+    MemoEmbedder,
+    act_chunks,
+    aila_chunks,
+    aila_queries,
+    build_index,
+    ingested_chunks,
+    ipc_queries,
+    ncert_queries,
+    squad_questions,
 )
-from contracts._base import sha256_text  # noqa: E402
-from stages.embed import embed_chunks  # noqa: E402
+from evaluation.suites.retrieval import mean_scores, ranked_ids  # noqa: E402
 from stages.index import SearchIndex  # noqa: E402
 from stages.lexical import tokenize  # noqa: E402
 from stages.retrieve import retrieve  # noqa: E402
 
 SHARED = Path(os.environ.get("CITEBOUND_SHARED_DATA", ROOT.parent / "shared" / "data")).resolve()
-TENANT, PROJECT = "eval", "eval"
-ACTS = {"IPC": "ipc.json", "CrPC": "crpc.json", "IEA": "iea.json", "NIA": "nia.json", "CPC": "cpc.json",
-        "IDA": "ida.json", "MVA": "MVA.json"}
-_SAFE = re.compile(r"[^A-Za-z0-9_.#-]+")
-
-
-def make_chunk(
-    doc_code: str, filename: str, section: str, title: str, body: str, doc_hash: str, *, heading: bool = True
-) -> Chunk:
-    text = f"Section {section}. {title}\n{body}".strip() if heading else f"{title}\n{body}".strip()
-    provenance = ChunkProvenance(
-        doc_hash=doc_hash, filename=filename, doc_code=doc_code, page=1, page_end=1, char_start=0,
-        char_end=len(text), section_id=_SAFE.sub("_", section) or None, section_title=title or None,
-        origin="json_record", tenant_id=TENANT, project_id=PROJECT,
-    )
-    semantic_id = f"{doc_code}_{_SAFE.sub('_', section)}_0"
-    chunk_id = hashlib.sha256((text + provenance.model_dump_json()).encode()).hexdigest()
-    return Chunk(semantic_id=semantic_id, chunk_id=chunk_id, content_sha256=sha256_text(text), text=text,
-                 provenance=provenance)
-
-
-def act_chunks() -> list[Chunk]:
-    chunks: list[Chunk] = []
-    for code, name in ACTS.items():
-        path = SHARED / "indian-acts-json" / name
-        data = path.read_bytes()
-        doc_hash = hashlib.sha256(data).hexdigest()
-        seen: set[str] = set()
-        for record in json.loads(data):
-            section = str(record.get("Section", record.get("section", ""))).strip()
-            title = str(record.get("section_title", record.get("title", "")) or "").strip()
-            body = str(record.get("section_desc", record.get("description", "")) or "").strip()
-            if not (title or body) or not section or section in seen:
-                continue
-            seen.add(section)
-            chunks.append(make_chunk(code, name, section, title, body, doc_hash))
-    return chunks
-
-
-def aila_chunks() -> list[Chunk]:
-    chunks = []
-    for line in (SHARED / "aila2019-statutes" / "beir" / "corpus.jsonl").read_text().splitlines():
-        record = json.loads(line)
-        text = f"{record['title']}\n{record['text']}"
-        chunks.append(make_chunk("AILA", "corpus.jsonl", record["_id"], record["title"], record["text"],
-                                 sha256_text(text), heading=False))
-    return chunks
-
-
-def aila_queries() -> list[tuple[str, str, set[str]]]:
-    base = SHARED / "aila2019-statutes" / "beir"
-    queries = {json.loads(l)["_id"]: json.loads(l)["text"] for l in (base / "queries.jsonl").read_text().splitlines()}
-    relevant: dict[str, set[str]] = {}
-    for split in ("train.tsv", "test.tsv"):
-        for line in (base / "qrels" / split).read_text().splitlines()[1:]:
-            qid, doc, score = line.split("\t")
-            if int(score) > 0:
-                relevant.setdefault(qid, set()).add(doc)
-    return [(qid, queries[qid], {f"AILA_{d}" for d in relevant[qid]}) for qid in sorted(queries, key=lambda q: int(q.split("Q")[-1]))]
-
+CACHE = Path(tempfile.gettempdir()) / "citebound-bench-cache"
 
 # Lay-worded question sets written after all tuning (see the module docstring for what each was used for).
 FRESH_SPLITS = {"held2": "heldout2", "held3": "heldout3", "held4": "heldout4", "held5": "heldout5",
@@ -139,116 +81,13 @@ FRESH_SPLITS = {"held2": "heldout2", "held3": "heldout3", "held4": "heldout4", "
 JUDGE_SPLITS = {"held9": "heldout9"}
 
 
-def ipc_queries(split: str = "dev") -> list[tuple[str, str, set[str]]]:
-    """The IPC questions of one split: "dev" (75, used for tuning) or "heldout" (20, written after tuning)."""
-    rows = [json.loads(l) for l in (ROOT / "bench" / "data" / "ipc_questions.jsonl").read_text().splitlines() if l]
-    return [(r["id"], r["question"], {f"IPC_{r['section']}"}) for r in rows if r.get("split", "dev") == split]
-
-
-def ncert_queries() -> list[tuple[str, str, set[str]]]:
-    """Short textbook questions over NCERT Class 10 Maths ch. 5 (``ncert-textbook-pdfs/jemh105.pdf``), each with the
-    chapter section that answers it ("5.2"); written for calibrating confidence on textbook prose."""
-    rows = [json.loads(l) for l in (ROOT / "bench" / "data" / "ncert_questions.jsonl").read_text().splitlines() if l]
-    return [(r["id"], r["question"], {f"jemh105_{r['section']}"}) for r in rows]
-
-
-def ingested_chunks(files: dict[Path, str | None]) -> list[Chunk]:
-    """Chunks of real files through citebound's own ingestion stages (extract, clean, structure, chunk,
-    injection scan), each under the doc code given (None: derived from the file name)."""
-    from contracts import ChunkConfig, CleanConfig, ExtractConfig
-    from stages.chunk import chunk_document
-    from stages.clean import clean_document
-    from stages.extract import extract_document, make_source_document
-    from stages.injection import flag_injections
-
-    chunks: list[Chunk] = []
-    for path, code in files.items():
-        data = path.read_bytes()
-        source = make_source_document(str(path), data, doc_code=code, tenant_id=TENANT, project_id=PROJECT)
-        cleaned = clean_document(extract_document(source, data, ExtractConfig(), None), CleanConfig())
-        chunks.extend(flag_injections(chunk_document(cleaned, ChunkConfig())).chunks)
-    return chunks
-
-
-def squad_questions(n: int) -> list[str]:
-    data = json.loads((SHARED / "squad2-dev-subset" / "dev-v2.0.json").read_text())
-    questions = [qa["question"] for article in data["data"] for para in article["paragraphs"] for qa in para["qas"]]
-    return questions[:: max(1, len(questions) // n)][:n]
-
-
-class MemoEmbedder:
-    """Wraps an embedder and remembers query vectors, so a parameter grid encodes each query once."""
-
-    def __init__(self, inner) -> None:  # noqa: ANN001
-        self.inner = inner
-        self.memo: dict[str, np.ndarray] = {}
-
-    model_name = property(lambda self: self.inner.model_name)
-    model_revision = property(lambda self: self.inner.model_revision)
-    dim = property(lambda self: self.inner.dim)
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        missing = [t for t in texts if t not in self.memo]
-        if missing:
-            for t, v in zip(missing, self.inner.embed(missing), strict=True):
-                self.memo[t] = v
-        return np.vstack([self.memo[t] for t in texts])
-
-
-def build_index(
-    chunks: list[Chunk], embedder, embed_cfg: EmbedConfig | None = None, index_cfg: IndexConfig | None = None  # noqa: ANN001
-) -> SearchIndex:
-    embed_cfg = embed_cfg or EmbedConfig()
-    cache_dir = Path(tempfile.gettempdir()) / "citebound-bench-cache"
-    cache_dir.mkdir(exist_ok=True)
-    # Cached vectors depend on the model and on EmbedConfig (title mixing): both go into the file name.
-    key = f"{embedder.model_revision}|{config_sha256(embed_cfg)}"
-    cache_file = cache_dir / f"{hashlib.sha256(key.encode()).hexdigest()[:16]}.npz"
-    cache: dict[str, np.ndarray] = {}
-    if cache_file.exists():
-        with np.load(cache_file) as npz:
-            cache = {k: npz[k] for k in npz.files}
-    source = SourceDocument(path="bench", filename="bench", sha256="0" * 64, size_bytes=0,
-                            media_type="application/json", doc_code="BENCH", tenant_id=TENANT, project_id=PROJECT)
-    started = time.perf_counter()
-    vectors = embed_chunks(ChunkSet(source=source, chunks=tuple(chunks)), embedder, embed_cfg, cache=cache)
-    new = {c.content_sha256: v for c, v in zip(chunks, vectors, strict=True) if c.content_sha256 not in cache}
-    if new:
-        print(f"  embedded {len(new)} chunks in {time.perf_counter() - started:.1f} s", file=sys.stderr)
-        np.savez(cache_file, **{**cache, **new})
-    return SearchIndex.build(chunks, vectors, embedding_model=embedder.model_name,
-                             model_revision=embedder.model_revision, cfg=index_cfg or IndexConfig())
-
-
-def ranked_ids(index: SearchIndex, embedder, query: str, cfg: RetrieveConfig) -> list[str]:  # noqa: ANN001
-    """``<doc_code>_<section_id>`` of each result, best first (so CrPC 420 never counts as IPC 420)."""
-    result = retrieve(query, index, embedder, cfg, tenant_id=TENANT, project_id=PROJECT)
-    # A section split into several chunks (textbook sections) counts once, at its best rank.
-    return list(dict.fromkeys(f"{item.metadata.doc_code}_{item.metadata.section_id}" for item in result.results))
-
-
-def metrics(runs: list[tuple[list[str], set[str]]]) -> dict[str, float]:
-    out = {"R@1": 0.0, "R@5": 0.0, "R@10": 0.0, "MRR": 0.0, "nDCG@10": 0.0}
-    for ranked, relevant in runs:
-        for k in (1, 5, 10):
-            out[f"R@{k}"] += len(relevant & set(ranked[:k])) / len(relevant)
-        first = next((i for i, r in enumerate(ranked[:10], 1) if r in relevant), None)
-        out["MRR"] += 1.0 / first if first else 0.0
-        dcg = sum(1.0 / math.log2(i + 1) for i, r in enumerate(ranked[:10], 1) if r in relevant)
-        ideal = sum(1.0 / math.log2(i + 1) for i in range(1, min(len(relevant), 10) + 1))
-        out["nDCG@10"] += dcg / ideal
-    return {k: v / len(runs) for k, v in out.items()}
-
-
 def evaluate(sets, embedder, cfg: RetrieveConfig) -> dict[tuple[str, str], dict[str, float]]:  # noqa: ANN001
     table = {}
     for set_name, (index, queries) in sets.items():
         for mode in ("bm25", "dense", "hybrid"):
             mode_cfg = cfg.model_copy(update={"mode": mode, "top_k": 10})
-            runs = []
-            for _, question, relevant in queries:
-                runs.append((ranked_ids(index, embedder, question, mode_cfg), relevant))
-            table[(set_name, mode)] = metrics(runs)
+            runs = [(ranked_ids(index, embedder, question, mode_cfg), relevant) for _, question, relevant in queries]
+            table[(set_name, mode)] = mean_scores(runs)
     return table
 
 
@@ -344,7 +183,7 @@ def calibrate(fit_sets, check_sets, embedder, cfg: RetrieveConfig, n_negative: i
 
     def examples(sets, with_negatives: bool) -> list[tuple[str, float, float, int, float]]:  # noqa: ANN001
         rows = []
-        negatives = squad_questions(n_negative) if with_negatives else []
+        negatives = squad_questions(SHARED, n_negative) if with_negatives else []
         seen_indexes: set[int] = set()
         for set_name, (index, queries) in sets.items():
             jobs = [(set_name, q, rel) for qid, q, rel in queries if not qid.startswith("ipc-r")]
@@ -517,7 +356,7 @@ def fit_rerank(fit_sets, check_sets, embedder, cfg: RetrieveConfig, n_negative: 
     ``check_sets``, for the fused order, the current coefficients and the new fit."""
     from stages.rerank import POOL_COEFFICIENTS, RANK_COEFFICIENTS, rerank
 
-    rows = rerank_rows(fit_sets, embedder, cfg, squad_questions(n_negative))
+    rows = rerank_rows(fit_sets, embedder, cfg, squad_questions(SHARED, n_negative))
     rank_w, pool_w = fit_rerank_models(rows)
     print(f"\nrerank fit on {len(rows)} queries of {', '.join(fit_sets)} + off-topic:")
     print("RANK_COEFFICIENTS = (" + ", ".join(f"{v:.3f}" for v in rank_w) + ")")
@@ -562,8 +401,8 @@ def main() -> None:
     real.warm_up()
     embedder = MemoEmbedder(real)
     print("building indexes ...", file=sys.stderr)
-    all_acts = act_chunks()
-    acts_index = build_index(all_acts, real)
+    all_acts = act_chunks(SHARED)
+    acts_index = build_index(all_acts, real, CACHE)
     # The issue's set: questions over the IPC JSON, searched in an index of the IPC alone (575 sections).
     # "IPC" below is the stricter variant kept from tuning: the same questions against all 7 acts (1,931
     # sections), where a CrPC or Evidence Act section can outrank the IPC one.
@@ -572,16 +411,16 @@ def main() -> None:
         # heldout9 (the judge) are not looked at while fitting: the NCERT questions are the unseen check.
         fit_sets = {"IPC": (acts_index, ipc_queries("dev")), "IPC-held": (acts_index, ipc_queries("heldout"))} | {
             f"IPC-{tag}": (acts_index, ipc_queries(split)) for tag, split in FRESH_SPLITS.items() if tag != "held8"}
-        ncert = build_index(ingested_chunks({SHARED / "ncert-textbook-pdfs" / "jemh105.pdf": None}), real)
+        ncert = build_index(ingested_chunks({SHARED / "ncert-textbook-pdfs" / "jemh105.pdf": None}), real, CACHE)
         fit_rerank(fit_sets, {"NCERT": (ncert, ncert_queries())},
                    embedder, RetrieveConfig(rerank=True), args.negatives)
         return
-    ipc_index = build_index([c for c in all_acts if c.provenance.doc_code == "IPC"], real)
+    ipc_index = build_index([c for c in all_acts if c.provenance.doc_code == "IPC"], real, CACHE)
     sets = {
-        "AILA": (build_index(aila_chunks(), real), aila_queries()),
+        "AILA": (build_index(aila_chunks(SHARED), real, CACHE), aila_queries(SHARED)),
         "IPC": (acts_index, ipc_queries("dev")),
         "IPC-only": (ipc_index, ipc_queries("dev")),
-        "NCERT": (build_index(ingested_chunks({SHARED / "ncert-textbook-pdfs" / "jemh105.pdf": None}), real),
+        "NCERT": (build_index(ingested_chunks({SHARED / "ncert-textbook-pdfs" / "jemh105.pdf": None}), real, CACHE),
                   ncert_queries()),
     }
     heldout = {"IPC-held": (acts_index, ipc_queries("heldout")), "IPC-only-held": (ipc_index, ipc_queries("heldout"))}

@@ -26,7 +26,7 @@ from contracts.answer import GenerationPolicy  # noqa: E402
 from contracts.retrieval import ContextPack  # noqa: E402
 from stages import claim_details, text_units, validate  # noqa: E402
 from stages.text_units import split_sentences  # noqa: E402
-from tests.packs import make_chunk, make_pack  # noqa: E402
+from evaluation.packs import make_chunk, make_pack  # noqa: E402
 
 DATA = Path(os.environ.get("CITEBOUND_SHARED_DATA", ROOT.parent / "shared" / "data"))
 

@@ -1,12 +1,9 @@
-"""Small builders for Chunks and ContextPacks, straight from the contracts (grounding tests use them)."""
+"""Small builders for Chunks and ContextPacks (grounding tests use them); the builders live in
+``evaluation.packs`` (the eval suites build their packs with them too), the sample texts here."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from contracts._base import sha256_text
-from contracts.ingest import Chunk, ChunkProvenance
-from contracts.retrieval import ContextPack, QueryAnalysis, QueryIntent
+from evaluation.packs import make_chunk, make_pack
 
 __all__ = ["make_chunk", "make_pack", "answer_with", "IPC_420", "IPC_379", "MWA_2", "AP_95", "AP_97"]
 
@@ -33,52 +30,6 @@ AP_97 = (
     "The nth term an of the AP with first term a and common difference d is given by an = a + (n - 1) d. "
     "This is called the general term of the AP."
 )
-
-
-def make_chunk(
-    semantic_id: str,
-    text: str,
-    *,
-    filename: str = "doc.pdf",
-    page: int = 1,
-    section_id: str | None = None,
-    section_title: str | None = None,
-    flags: tuple[str, ...] = (),
-) -> Chunk:
-    doc_code = semantic_id.split("_")[0]
-    return Chunk(
-        semantic_id=semantic_id,
-        chunk_id=sha256_text(f"{semantic_id}\n{text}"),
-        content_sha256=sha256_text(text),
-        text=text,
-        provenance=ChunkProvenance(
-            doc_hash=sha256_text(filename), filename=filename, doc_code=doc_code, page=page, page_end=page,
-            char_start=0, char_end=len(text), section_id=section_id, section_title=section_title,
-            origin="text_layer", tenant_id="t", project_id="p",
-        ),
-        flags=flags,
-    )
-
-
-def make_pack(
-    query: str,
-    chunks: Sequence[Chunk],
-    *,
-    intent: QueryIntent = "general",
-    confidence: float = 0.9,
-    quarantined: tuple[str, ...] = (),
-    keywords: tuple[str, ...] = (),
-    expansions: tuple[str, ...] = (),
-) -> ContextPack:
-    return ContextPack(
-        query=query,
-        query_analysis=QueryAnalysis(intent=intent, keywords=keywords, expansions=expansions),
-        context_text="\n\n".join(f"[{c.semantic_id}]\n{c.text}" for c in chunks),
-        sources=tuple(c.semantic_id for c in chunks),
-        chunks=tuple(chunks),
-        confidence=confidence,
-        quarantined=quarantined,
-    )
 
 
 def answer_with(pack: ContextPack, llm, policy):  # noqa: ANN001, ANN201 - test helper

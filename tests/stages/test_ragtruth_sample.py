@@ -7,7 +7,7 @@ import pytest
 
 from contracts.answer import GenerationPolicy
 from stages.validate import validate_answer_text
-from tests.ragtruth_packs import load_ragtruth
+from evaluation.ragtruth import load_ragtruth
 
 pytestmark = pytest.mark.unit
 

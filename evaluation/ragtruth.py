@@ -1,4 +1,4 @@
-"""RAGTruth sample items as citebound packs and cited answers (bench/ragtruth_eval.py and its test use them).
+"""RAGTruth sample items as citebound packs and cited answers (the hallucination suite and its test use them).
 
 RAGTruth responses carry no citations. Each source becomes a pack: a QA source's passages one chunk each
 (``RT<source>_<n>``, from its "passage n:" markers), a Summary source one chunk. Each response is cited
@@ -14,8 +14,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from contracts.errors import ConfigError
 from contracts.retrieval import ContextPack
-from tests.packs import make_chunk, make_pack
+from evaluation.packs import make_chunk, make_pack
 
 __all__ = ["RagTruthItem", "load_ragtruth", "cite_every_sentence"]
 
@@ -64,6 +65,10 @@ def _chunks(source_id: str, source: dict) -> list:
 
 
 def load_ragtruth(folder: Path) -> list[RagTruthItem]:
+    """Every response of ``folder/response.jsonl`` with the pack of its source and its mechanical citations."""
+    for name in ("source_info.jsonl", "response.jsonl"):
+        if not (folder / name).is_file():
+            raise ConfigError(f"RAGTruth sample file missing: {folder / name}")
     sources = {str(s["source_id"]): s for s in map(json.loads, (folder / "source_info.jsonl").read_text().splitlines()) if s}
     items = []
     for line in (folder / "response.jsonl").read_text().splitlines():
