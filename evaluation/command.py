@@ -50,22 +50,21 @@ def run_eval_command(args: argparse.Namespace, store_root: Path | None) -> int:
 
 
 def _print_eval(report) -> None:  # noqa: ANN001
+    """One row per metric, by id (the data sets are spelled out in report.html)."""
     from rich.console import Console
     from rich.table import Table
 
     bounds = {c.metric: c for c in report.checks}
-    table = Table(title=f"citebound eval ({report.subset})", title_justify="left")
-    for col, just in (("metric", "left"), ("data", "left"), ("value", "right"), ("95% CI", "right"),
+    table = Table(title=f"citebound eval ({report.subset} run)", title_justify="left")
+    for col, just in (("metric", "left"), ("split", "left"), ("value", "right"), ("95% CI", "right"),
                       ("count", "right"), ("bound", "left")):
-        table.add_column(col, justify=just)
+        table.add_column(col, justify=just, no_wrap=True)
     for suite in report.suites:
         for m in suite.metrics:
             chk = bounds.get(m.id)
             mark = "" if chk is None else ("not measured" if chk.passed is None else
                                            f"{'ok' if chk.passed else 'FAIL'} {chk.bound} {chk.limit:g}")
-            table.add_row(f"{suite.suite}: {m.name}", m.dataset, f"{m.value:.3f}", f"{m.ci.low:.3f}–{m.ci.high:.3f}",
-                          f"{m.count} / {m.n}" if m.count is not None else str(m.n), mark)
-    Console(width=160).print(table)
-
-
-# ------------------------------------------------------------------------------------------ parser
+            table.add_row(m.id, m.split, f"{m.value:.3f}", f"{m.ci.low:.3f}–{m.ci.high:.3f}",
+                          f"{m.count} / {m.n}" if m.count is not None else str(m.n),
+                          f"[red]{mark}[/red]" if chk is not None and chk.passed is False else mark)
+    Console(width=max(150, Console().width)).print(table)

@@ -49,7 +49,7 @@ def _check_rule(rule: FloorRule, report: EvalReport) -> list[FloorCheck]:
             reason = f"{metric.count if metric.count is not None else metric.value} counted; the ceiling is 0"
         else:
             passed = not (ci.low > limit)
-            reason = f"95% interval [{ci.low:.3f}, {ci.high:.3f}] {'reaches' if passed else 'lies above'} {limit:g}"
+            reason = f"95% interval [{ci.low:.3f}, {ci.high:.3f}] {'starts at or below' if passed else 'lies above'} {limit:g}"
         out.append(FloorCheck(metric=rule.metric, bound=bound, limit=limit, value=metric.value, ci=ci,
                               passed=passed, reason=reason))
     return out
