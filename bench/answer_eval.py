@@ -36,9 +36,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from evaluation.corpora import (  # noqa: E402
-    PROJECT,
-    TENANT,
     MemoEmbedder,
+    answer_with_pack,
     act_chunks,
     build_index,
     ingested_chunks,
@@ -48,12 +47,8 @@ from evaluation.corpora import (  # noqa: E402
 )
 
 from contracts import Answer, GenerationPolicy, RetrieveConfig  # noqa: E402
+from evaluation.suites.questions import UserQuestion, outcome_of  # noqa: E402
 from stages.adapters.extractive_llm import ExtractiveLLM  # noqa: E402
-from stages.context import build_context_pack  # noqa: E402
-from stages.generate import generate_draft  # noqa: E402
-from stages.retrieve import retrieve  # noqa: E402
-from stages.sufficiency import precheck_pack  # noqa: E402
-from stages.validate import validate_draft  # noqa: E402
 
 SHARED = Path(os.environ.get("CITEBOUND_SHARED_DATA", ROOT.parent / "shared" / "data")).resolve()
 CACHE = Path(tempfile.gettempdir()) / "citebound-bench-cache"
@@ -65,12 +60,7 @@ JUDGE_SPLITS = {"held9": "heldout9"}
 
 
 def answer(question: str, index, embedder, cfg: RetrieveConfig, policy: GenerationPolicy, llm) -> Answer:  # noqa: ANN001
-    result = retrieve(question, index, embedder, cfg, tenant_id=TENANT, project_id=PROJECT)
-    pack = build_context_pack(result, cfg, policy)
-    refusal = precheck_pack(pack, policy, embedder)
-    if refusal is not None:
-        return refusal
-    return validate_draft(generate_draft(pack, llm, policy), pack, policy)
+    return answer_with_pack(question, index, embedder, cfg, policy, llm)[0]
 
 
 def _sections(citations) -> set[str]:  # noqa: ANN001
@@ -79,11 +69,12 @@ def _sections(citations) -> set[str]:  # noqa: ANN001
 
 
 def outcome(ans: Answer, gold: set[str]) -> str:
-    if ans.status == "success":
-        return "right" if _sections(ans.citations) & gold else "wrong"
-    # Every other status but "error" is the refusal sentence: refused before generation
-    # (insufficient_context, low_confidence) or blocked by the validator (hallucination_detected, invalid_citations).
-    return "error" if ans.status == "error" else "refused"
+    """right / wrong / refused / error, by the questions suite's own rule (one implementation): an off-topic
+    question (no gold) that is answered at all is "wrong"."""
+    doc_codes = {c.source_id: c.source_id.split("_")[0] for c in ans.citations}
+    kind = outcome_of(UserQuestion(line=0, qid="", question=ans.query, expected=tuple(sorted(gold))), ans,
+                      doc_codes).kind
+    return "wrong" if kind == "wrong provision" else kind
 
 
 def main() -> None:

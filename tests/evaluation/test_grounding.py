@@ -6,7 +6,7 @@ import pytest
 
 from contracts import GenerationPolicy
 from evaluation.suite import AnsweredItem, EvalContext
-from evaluation.suites.grounding import citation_verified, ground_answer, run
+from evaluation.suites.grounding import citation_verified, ground_answer, points_at_its_chunk, run
 from stages.validate import refusal_answer, validate_answer_text
 from tests.packs import IPC_379, IPC_420, make_chunk, make_pack
 
@@ -54,5 +54,18 @@ def test_run_reports_precision_recall_outside_and_refusals(tmp_path) -> None:  #
     assert (m["citation recall"].count, m["citation recall"].n) == (2, 3)
     assert (m["answers citing outside the pack"].count, m["answers citing outside the pack"].n) == (1, 2)
     assert (m["refusals carrying citations"].count, m["refusals carrying citations"].n) == (0, 1)
+    # Three citations in the success answers; the one to 420 names a chunk the narrow pack does not hold.
+    assert (m["citations pointing elsewhere"].count, m["citations pointing elsewhere"].n) == (1, 3)
     assert m["citation precision"].ci.low <= m["citation precision"].value <= m["citation precision"].ci.high
     assert out.report.tables[0].rows[0][0] == "questions"
+
+
+def test_a_citation_whose_metadata_is_not_its_chunks_points_elsewhere() -> None:
+    pack, policy = _pack(), GenerationPolicy()
+    answer = validate_answer_text(f"{THEFT} [IPC_379_0].", pack, policy)
+    assert points_at_its_chunk(answer.citations[0], pack)
+    moved = answer.citations[0].model_copy(update={"page": 7})
+    assert not points_at_its_chunk(moved, pack)
+    wrong_file = answer.citations[0].model_copy(update={"filename": "other.pdf"})
+    g = ground_answer(answer.model_copy(update={"citations": (wrong_file,)}), pack, policy)
+    assert (g.citations, g.misdirected) == (1, 1)
