@@ -47,6 +47,7 @@ from contracts.errors import (
     ArtifactNotFoundError,
     ContractViolationError,
 )
+from contracts.evaluation import EvalFloors, EvalReport, SuiteReport
 from contracts.index import EmbeddingSet, IndexManifest
 from contracts.ingest import ChunkSet, CleanedDocument, ExtractedDocument, SourceDocument
 from contracts.retrieval import ContextPack, RetrievalResult
@@ -147,6 +148,7 @@ _STORED_TYPES: tuple[type[Contract], ...] = (
     AnswerRequest, RetrievalResult, ContextPack, DraftAnswer, Answer,
     ExtractConfig, CleanConfig, ChunkConfig, EmbedConfig, IndexConfig, RetrieveConfig, GenerationPolicy,
     ProjectSettings, Catalog, IngestReport, RunRecord,
+    EvalReport, SuiteReport, EvalFloors,
 )
 StoredContract = Annotated[Union[_STORED_TYPES], Field(discriminator="kind")]  # noqa: UP007 - a tuple of types
 _READER: TypeAdapter[Contract] = TypeAdapter(StoredContract)

@@ -25,9 +25,9 @@ import threading
 import unicodedata
 from collections.abc import Mapping, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
-__all__ = ["RUN_WORDS", "GullibleLLMServer", "contains_run", "gullible_reply", "parse_evidence", "word_tokens"]
+__all__ = ["RUN_WORDS", "GullibleLLMServer", "LoopbackServer", "contains_run", "gullible_reply", "parse_evidence", "word_tokens"]
 
 RUN_WORDS = 12
 """Consecutive words of an instruction a chunk must carry for the model to notice (and obey) it."""
@@ -106,21 +106,59 @@ def gullible_reply(messages: Sequence[Mapping[str, Any]], instructions: Mapping[
     return refusal.group(1).strip() if refusal else "I cannot answer based on the provided documents."
 
 
-class GullibleLLMServer:
-    """``with GullibleLLMServer({attack: payload}) as server: get_llm({..., "base_url": server.base_url})``."""
+class LoopbackServer:
+    """An HTTP server on 127.0.0.1 (a free port) in a daemon thread, for an OpenAI-compatible stand-in; a
+    subclass gives ``_handler()``. ``base_url`` is the ``/v1`` root the openai client takes. The tests' scripted
+    server derives from it too."""
 
-    def __init__(self, instructions: Mapping[str, str]) -> None:
-        self.instructions = dict(instructions)
-        self.requests = 0
+    thread_name = "loopback-http"
+
+    def __init__(self) -> None:
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
     @property
     def base_url(self) -> str:
         if self._server is None:
-            raise RuntimeError("the gullible LLM server is not running")
+            raise RuntimeError(f"the {self.thread_name} server is not running")
         host, port = self._server.server_address[:2]
         return f"http://{host}:{port}/v1"
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        raise NotImplementedError
+
+    def start(self) -> Self:
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, name=self.thread_name, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class GullibleLLMServer(LoopbackServer):
+    """``with GullibleLLMServer({attack: payload}) as server: get_llm({..., "base_url": server.base_url})``."""
+
+    thread_name = "gullible-llm"
+
+    def __init__(self, instructions: Mapping[str, str]) -> None:
+        super().__init__()
+        self.instructions = dict(instructions)
+        self.requests = 0
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         owner = self
@@ -158,25 +196,3 @@ class GullibleLLMServer:
                 })
 
         return Handler
-
-    def start(self) -> GullibleLLMServer:
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="gullible-llm", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> GullibleLLMServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()

@@ -15,19 +15,22 @@ Every request body is recorded in ``requests``.
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Literal
+
+from evaluation.gullible_llm import LoopbackServer
 
 __all__ = ["FakeOpenAIServer", "ServerMode"]
 
 ServerMode = Literal["normal", "slow", "error500", "malformed", "no_choices", "null_content"]
 
 
-class FakeOpenAIServer:
+class FakeOpenAIServer(LoopbackServer):
     """``with FakeOpenAIServer(reply=...) as server: OpenAILLM(..., base_url=server.base_url)``."""
+
+    thread_name = "fake-openai"
 
     def __init__(
         self,
@@ -36,19 +39,12 @@ class FakeOpenAIServer:
         mode: ServerMode = "normal",
         delay: float = 2.0,
     ) -> None:
+        super().__init__()
         self.reply = reply
         self.mode: ServerMode = mode
         self.delay = delay
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    @property
-    def base_url(self) -> str:
-        assert self._server is not None, "server not started"
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         owner = self
@@ -102,25 +98,3 @@ class FakeOpenAIServer:
                 self._send(200, json.dumps(body).encode())
 
         return Handler
-
-    def start(self) -> FakeOpenAIServer:
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-openai", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> FakeOpenAIServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
