@@ -10,6 +10,20 @@ from pathlib import Path
 __all__ = ["run_eval_command"]
 
 
+def _writable_folder(out: Path) -> Path:
+    """``out``, created if need be; a one-line ConfigError when it cannot hold the report."""
+    from contracts.errors import ConfigError
+
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".citebound-write-probe"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise ConfigError(f"--out {out}: cannot write the report there ({exc.strerror or exc})") from exc
+    return out
+
+
 def run_eval_command(args: argparse.Namespace, store_root: Path | None) -> int:
     """``citebound eval``: settings resolved here, once; suites get them as an ``EvalContext``."""
     from contracts.errors import ConfigError
@@ -30,12 +44,16 @@ def run_eval_command(args: argparse.Namespace, store_root: Path | None) -> int:
     floors = load_floors(Path(args.floors) if args.floors else DEFAULT_FLOORS)
     cache = Path(args.cache).expanduser() if args.cache else settings.eval_cache.expanduser()
     llm = llm_spec_from_settings(settings, args.llm, args.llm_model, args.llm_url)
-    out = Path(args.out).expanduser().resolve()
-    with RichProgress() as progress:
-        ctx = EvalContext(data_root=data_root, cache_dir=cache.resolve(), subset=args.subset, llm=llm,
-                          resamples=args.resamples, store_root=store_root, tenant=args.tenant,
-                          project=args.project, questions_file=questions, progress=progress)
-        report = run_eval(ctx, suites, floors)
+    out = _writable_folder(Path(args.out).expanduser().resolve())  # before minutes of work, not after
+    try:
+        with RichProgress() as progress:
+            ctx = EvalContext(data_root=data_root, cache_dir=cache.resolve(), subset=args.subset, llm=llm,
+                              resamples=args.resamples, store_root=store_root, tenant=args.tenant,
+                              project=args.project, questions_file=questions, progress=progress)
+            report = run_eval(ctx, suites, floors)
+    except KeyboardInterrupt:
+        print(f"citebound: eval interrupted; {out} keeps its previous report, if any", file=sys.stderr)
+        return 130
     json_path, html_path = write_report(report, out)
     if args.json:
         print(report.model_dump_json(indent=2))

@@ -38,6 +38,7 @@ def eval_flow(
     llm: str | None = None,
     cache: str | None = None,
     check: bool = True,
+    floors: str | None = None,
 ) -> dict[str, object]:
     settings = Settings()
     root = check_data_root(Path(data_root).expanduser().resolve() if data_root else settings.shared_data_dir)
@@ -49,7 +50,7 @@ def eval_flow(
         store_root=Path(store or settings.home).expanduser().resolve() if questions_file else None,
         tenant=tenant, project=project, questions_file=questions_file,
     )
-    report = run_eval(ctx, chosen, load_floors(DEFAULT_FLOORS))
+    report = run_eval(ctx, chosen, load_floors(Path(floors) if floors else DEFAULT_FLOORS))
     json_path, html_path = write_report(report, Path(out).expanduser().resolve())
     failed = failed_checks(report)
     get_run_logger().info("eval report %s: %d metrics, %d bound(s) failed", html_path,
