@@ -90,7 +90,7 @@ INJECTION_PATTERNS: dict[str, re.Pattern[str]] = {
     ),
     "code_injection": re.compile(
         r"\b(?:include|add|insert|embed|incorporate|blend|feature|integrat\w*|put|paste)\s+(?:\w+\s+){0,2}(?:following|below|subsequent|this)\s+code"
-        r"|\bin\s+your\s+(?:response|reply|code|output|codebase|solution)\b"
+        r"|\bin\s+your\s+(?:response|reply|code|output|codebase|solution)\b(?!\s+(?:to|of|dated|dt|on|received)\b)"  # v2: not "in your reply to the notice"
         r"|```\s*(?:python|bash|sh)?\s*(?:import|from|curl|wget|sudo)\b",
         _I,
     ),
@@ -229,6 +229,9 @@ def _instruction_end(text: str, end: int) -> int:
     introduces ("... the following code snippet:\n```...```") or else the end of its sentence (at most
     ``_MAX_SENTENCE`` characters on). An attack's code or its last words can fall into the next chunk, which
     then carries the attack without the cue that names it."""
+    if text.count("```", 0, end) % 2:  # the match is inside a code block: it ends where the block closes
+        close = text.find("```", end)
+        return len(text) if close < 0 else close + 3
     fence = text.find("```", end, end + _FENCE_LOOKAHEAD)
     if fence >= 0 and not _SENTENCE_STOP.search(text, end, fence):
         close = text.find("```", fence + 3)
