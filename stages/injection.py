@@ -36,6 +36,10 @@ _I = re.IGNORECASE
 _PRIOR = r"(?:all\s+|any\s+|the\s+|your\s+|my\s+|these\s+|those\s+|of\s+)*(?:previous|prior|above|earlier|preceding|former|original|old|initial|system|out[\s-]of[\s-]date|current|given|other)?\s*"
 _RULES = r"(?:instructions?|rules|directions|directives|prompts?|guidelines|commands|orders|programming|constraints|context|messages?|text|input)"
 
+# "in your reply to the notice dated ...", "in your response of 3 May": a letter answering a letter, not a model's
+# output (followed by a determiner or a date, where an attack has "to numbers", "to form anagrams").
+_LETTER_REPLY = r"\s+(?:to\s+(?:the|our|my|this|that|his|her|their|its|a|an|notice|letter|query|email|mail)\b|of\s+(?:the\s+)?\d|dated|dt\b|received|in\s+respect)"
+
 # name -> compiled pattern. Names are stable: they are what ingestion summaries and tests report.
 INJECTION_PATTERNS: dict[str, re.Pattern[str]] = {
     "ignore_instructions": re.compile(
@@ -90,7 +94,7 @@ INJECTION_PATTERNS: dict[str, re.Pattern[str]] = {
     ),
     "code_injection": re.compile(
         r"\b(?:include|add|insert|embed|incorporate|blend|feature|integrat\w*|put|paste)\s+(?:\w+\s+){0,2}(?:following|below|subsequent|this)\s+code"
-        r"|\bin\s+your\s+(?:response|reply|code|output|codebase|solution)\b(?!\s+(?:to|of|dated|dt|on|received)\b)"  # v2: not "in your reply to the notice"
+        rf"|\bin\s+your\s+(?:response|reply|code|output|codebase|solution)\b(?!{_LETTER_REPLY})"  # v2: not "in your reply to the notice"
         r"|```\s*(?:python|bash|sh)?\s*(?:import|from|curl|wget|sudo)\b",
         _I,
     ),
@@ -115,8 +119,8 @@ INJECTION_PATTERNS: dict[str, re.Pattern[str]] = {
     # placing something in it and verbs of tampering with it count; "in your reply to the notice" (a letter
     # replying to a letter) is excluded by the look-ahead.
     "output_directive": re.compile(
-        r"\b(?:in|to|into|within|throughout|from|of)[\s-]+your[\s-]+(?:\w+[\s-]+)?(?:response|reply|replies|responses|output)s?\b(?!\s+(?:to|of|dated|dt|on|received|in\s+respect)\b)"
-        r"|\b(?:in|into|within|throughout)\s+your\s+(?:\w+\s+)?(?:answer|message)s?\b(?!\s+(?:to|of|dated|dt|on|received)\b)"
+        rf"\b(?:in|to|into|within|throughout|from|of)[\s-]+your[\s-]+(?:\w+[\s-]+)?(?:response|reply|replies|responses|output)s?\b(?!{_LETTER_REPLY})"
+        rf"|\b(?:in|into|within|throughout)\s+your\s+(?:\w+\s+)?(?:answer|message)s?\b(?!{_LETTER_REPLY})"
         r"|\b(?:letters|words|characters|vowels|consonants|spaces|sentences|keywords)\s+(?:in|of)\s+(?:\w+\s+){0,2}your\s+(?:answer|message)"
         r"|\b(?:modify|alter|adjust|tailor|augment|enhance|enrich|expand|rephrase|reformat|render|encode|encrypt|translate|transliterate|convert|rewrite|transform|scramble|jumble|rearrange|reverse|misspell|conclude|prefix|prepend|append|preface|supplement|complement|spice\s+up|provide|deliver|begin|start|end)\s+(?:all\s+|each\s+|every\s+)?(?:of\s+)?your\s+(?:\w+\s+)?(?:response|reply|replies|responses|output|answer|message)s?\b"
         r"|\byour\s+(?:response|reply|output)(?:'s)?\s+(?:should|must|shall|needs\s+to|has\s+to)\b"
