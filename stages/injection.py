@@ -247,6 +247,8 @@ def _instruction_end(text: str, end: int) -> int:
 _FENCE_LOOKAHEAD = 120  # "... the following code snippet in your solution:" then the fence
 _MAX_SENTENCE = 300  # an instruction without a full stop runs into the next sentence: not further than this
 _SENTENCE_STOP = re.compile(r"[.!?](?=\s|$)|\n\s*\n")
+_WORD = re.compile(r"\w+")
+_MIN_WORDS = 6  # words of an instruction a neighbouring chunk must hold to be flagged for it
 
 
 def _runs(chunks: tuple[Chunk, ...]) -> list[list[int]]:
@@ -288,8 +290,14 @@ def _run_hits(chunks: tuple[Chunk, ...], run: list[int]) -> set[int]:
     hit: set[int] = set()
     for pattern in INJECTION_PATTERNS.values():
         for m in pattern.finditer(text):
-            lo, hi = _instruction_start(text, m.start()) + base, _instruction_end(text, m.end()) + base
-            hit.update(i for i in run if chunks[i].provenance.char_start < hi and chunks[i].provenance.char_end > lo)
+            lo, hi = _instruction_start(text, m.start()), _instruction_end(text, m.end())
+            for i in run:
+                start = chunks[i].provenance.char_start - base
+                end = start + len(chunks[i].text)
+                # A chunk carries the instruction when it holds a few of its words (the closing ``"])`` of
+                # a code block that overlap repeats is not an instruction, and flagging it hides clean text).
+                if start < hi and end > lo and len(_WORD.findall(text, max(lo, start), min(hi, end))) >= _MIN_WORDS:
+                    hit.add(i)
     return hit
 
 
