@@ -294,9 +294,11 @@ def _run_hits(chunks: tuple[Chunk, ...], run: list[int]) -> set[int]:
             for i in run:
                 start = chunks[i].provenance.char_start - base
                 end = start + len(chunks[i].text)
-                # A chunk carries the instruction when it holds a few of its words (the closing ``"])`` of
-                # a code block that overlap repeats is not an instruction, and flagging it hides clean text).
-                if start < hi and end > lo and len(_WORD.findall(text, max(lo, start), min(hi, end))) >= _MIN_WORDS:
+                # A chunk carries the instruction when it holds part of the matched cue, or a few words of the
+                # rest (the closing ``"])`` of a code block that the overlap repeats is not an instruction, and
+                # flagging it would hide the clean text around it).
+                if (start < m.end() and end > m.start()) or (
+                        start < hi and end > lo and len(_WORD.findall(text, max(lo, start), min(hi, end))) >= _MIN_WORDS):
                     hit.add(i)
     return hit
 

@@ -126,15 +126,18 @@ def test_flag_injections_flags_only_the_poisoned_chunk_and_is_idempotent() -> No
     assert flag_injections(_chunk_set(clean)).chunks[0].flags == ()
 
 
-def _doc_chunks(*pieces: str) -> tuple:
-    """Chunks of one document cut at the given pieces, with offsets that describe their text (as the chunker
-    makes them), so flag_injections can rebuild the text around a chunk boundary."""
+def _doc_chunks(*pieces: str, overlap: int = 0) -> tuple:
+    """Chunks of one document cut at the given pieces, each after the first also repeating the last
+    ``overlap`` characters of the one before (as the chunker's overlap does), with offsets that describe
+    their text, so flag_injections can rebuild the text around a chunk boundary."""
     chunks, start = [], 0
-    for n, text in enumerate(pieces):
+    for n, piece in enumerate(pieces):
+        back = min(overlap, start) if n else 0
+        text = (pieces[n - 1][-back:] if back else "") + piece
         chunk = make_chunk(f"SQ001_p1_{n}", text)
-        provenance = chunk.provenance.model_copy(update={"char_start": start, "char_end": start + len(text)})
+        provenance = chunk.provenance.model_copy(update={"char_start": start - back, "char_end": start + len(piece)})
         chunks.append(chunk.model_copy(update={"provenance": provenance}))
-        start += len(text)
+        start += len(piece)
     return tuple(chunks)
 
 
@@ -145,6 +148,12 @@ def test_flag_injections_flags_the_tail_of_a_code_attack_cut_off_from_its_cue() 
     after = "Their language became known as Norman French. The duchy was established in 911."
     chunks = _doc_chunks(cue, tail, after)
     assert scan_injection(cue) and not scan_injection(tail) and not scan_injection(after)
+    flags = [INJECTION_FLAG in c.flags for c in flag_injections(_chunk_set(*chunks)).chunks]
+    assert flags == [True, True, False]
+    # With overlap the clean chunk after repeats the code block's last characters ('txt")', the fence): a
+    # few symbols of the attack are not an instruction, so it stays unflagged.
+    chunks = _doc_chunks(cue, tail, after, overlap=15)
+    assert chunks[2].text.startswith('file.txt")')
     flags = [INJECTION_FLAG in c.flags for c in flag_injections(_chunk_set(*chunks)).chunks]
     assert flags == [True, True, False]
 
