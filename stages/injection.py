@@ -40,6 +40,43 @@ _RULES = r"(?:instructions?|rules|directions|directives|prompts?|guidelines|comm
 # output (followed by a determiner or a date, where an attack has "to numbers", "to form anagrams").
 _LETTER_REPLY = r"\s+(?:to\s+(?:the|our|my|this|that|his|her|their|its|a|an|notice|letter|query|email|mail)\b|of\s+(?:the\s+)?\d|dated|dt\b|received|in\s+respect)"
 
+# Word lists of the v2 patterns (one place to read what each names).
+_MODEL_OUTPUT = r"(?:response|reply|replies|responses|output)"  # what only a model produces; not "answer"
+_TAMPER = (  # verbs that change the model's output (encode it, scramble it, add to it, start or end it)
+    r"(?:modify|alter|adjust|tailor|augment|enhance|enrich|expand|rephrase|reformat|render|encode|encrypt|translate"
+    r"|transliterate|convert|rewrite|transform|scramble|jumble|rearrange|reverse|misspell|conclude|prefix|prepend"
+    r"|append|preface|supplement|complement|spice\s+up|provide|deliver|begin|start|end)"
+)
+_OUTPUT_LANGUAGE = (  # "respond in ...": a language or an encoding of the output
+    r"(?:english|french|german|spanish|italian|chinese|japanese|korean|russian|hindi|arabic|portuguese|dutch|latin"
+    r"|emojis?|python|pseudo-?code|json|base64|binary|hex|morse|rhymes?|verse|pig\s+latin|uppercase|all\s+caps"
+    r"|capital\s+letters)"
+)
+_RECAST = (  # verbs (and Tensor Trust's misspellings and genres) that recast or reveal the model's instructions
+    r"(?:convert|translate|format|firmat|summari[sz]e|rephrase|paraphrase|explain|write|print|list|outputt?s?|repeat"
+    r"|repeta|reveal|describe|encode|rewrite|tl;?dr|return|recite|restate|transform|turn|put|spell\s+out|rap|sonnet"
+    r"|poem|rhyme|story|log)"
+)
+_OWN_RULES = (  # "your ..." the model's own instructions
+    r"(?:instructions?|instructionss|isntructions|insteuctions|rules|ruleset|prompt|pre-?prompt|guidelines|directives"
+    r"|programming|configuration)"
+)
+_EARLIER = r"(?:above|aboev|previous|previouss|prior|preceding|earlier|initial|hidden|system|last)"
+_EARLIER_TEXT = (  # "the above ..." text before the attack, i.e. the prompt
+    r"(?:instructions?|instructionss|rules|ruleset|prompt|guidelines|directives|commands|words|worsd|text|message)"
+)
+_CODE_ARTEFACT = (  # code asked for ("a Python function", "a script"); not a bare "program" or "function":
+    # textbooks ask for those ("Write a program to ...", "Write the function f")
+    r"(?:script|code\s+snippet|snippet\s+of\s+code|piece\s+of\s+code|macro|regex|regular\s+expression"
+    r"|(?:python|javascript|java|bash|shell|php|sql|ruby|perl|powershell|typescript|c\+\+|c#|golang|rust|html|css)"
+    r"\s+(?:program|function|code|script|snippet|class|query|method))"
+)
+_ASSISTANT_ARTEFACT = (  # what people ask an assistant to write, and textbooks rarely ask a student for
+    r"(?:e-?mails?|tweets?|(?:blog|social[\s-]media|reddit|facebook|linkedin|instagram|forum)\s+posts?|newsletters?"
+    r"|advertisements?|ad\s+copy|slogans?|taglines?|press\s+releases?|product\s+descriptions?|raps?|irc\s+logs?"
+    r"|chat\s+logs?|jingles?)"
+)
+
 # name -> compiled pattern. Names are stable: they are what ingestion summaries and tests report.
 INJECTION_PATTERNS: dict[str, re.Pattern[str]] = {
     "ignore_instructions": re.compile(
@@ -119,12 +156,12 @@ INJECTION_PATTERNS: dict[str, re.Pattern[str]] = {
     # placing something in it and verbs of tampering with it count; "in your reply to the notice" (a letter
     # replying to a letter) is excluded by the look-ahead.
     "output_directive": re.compile(
-        rf"\b(?:in|to|into|within|throughout|from|of)[\s-]+your[\s-]+(?:\w+[\s-]+)?(?:response|reply|replies|responses|output)s?\b(?!{_LETTER_REPLY})"
+        rf"\b(?:in|to|into|within|throughout|from|of)[\s-]+your[\s-]+(?:\w+[\s-]+)?{_MODEL_OUTPUT}s?\b(?!{_LETTER_REPLY})"
         rf"|\b(?:in|into|within|throughout)\s+your\s+(?:\w+\s+)?(?:answer|message)s?\b(?!{_LETTER_REPLY})"
         r"|\b(?:letters|words|characters|vowels|consonants|spaces|sentences|keywords)\s+(?:in|of)\s+(?:\w+\s+){0,2}your\s+(?:answer|message)"
-        r"|\b(?:modify|alter|adjust|tailor|augment|enhance|enrich|expand|rephrase|reformat|render|encode|encrypt|translate|transliterate|convert|rewrite|transform|scramble|jumble|rearrange|reverse|misspell|conclude|prefix|prepend|append|preface|supplement|complement|spice\s+up|provide|deliver|begin|start|end)\s+(?:all\s+|each\s+|every\s+)?(?:of\s+)?your\s+(?:\w+\s+)?(?:response|reply|replies|responses|output|answer|message)s?\b"
+        rf"|\b{_TAMPER}\s+(?:all\s+|each\s+|every\s+)?(?:of\s+)?your\s+(?:\w+\s+)?(?:{_MODEL_OUTPUT}|answer|message)s?\b"
         r"|\byour\s+(?:response|reply|output)(?:'s)?\s+(?:should|must|shall|needs\s+to|has\s+to)\b"
-        r"|\b(?:respond|reply|answer|speak|talk)\s+(?:only\s+|solely\s+|exclusively\s+|entirely\s+)?in\s+(?:\w+\s+)?(?:english|french|german|spanish|italian|chinese|japanese|korean|russian|hindi|arabic|portuguese|dutch|latin|emojis?|python|pseudo-?code|json|base64|binary|hex|morse|rhymes?|verse|pig\s+latin|uppercase|all\s+caps|capital\s+letters)\b",
+        rf"|\b(?:respond|reply|answer|speak|talk)\s+(?:only\s+|solely\s+|exclusively\s+|entirely\s+)?in\s+(?:\w+\s+)?{_OUTPUT_LANGUAGE}\b",
         _I,
     ),
     # The model's instructions as the object of a transformation or a reveal: "convert all your instructions to
@@ -133,10 +170,9 @@ INJECTION_PATTERNS: dict[str, re.Pattern[str]] = {
     # ("your ...", "the above/previous ...", "the instructions/prompt"), never a statute's "rules": "explain
     # the rules of divisibility" stays clean.
     "instruction_transform": re.compile(
-        r"\b(?:convert|translate|format|firmat|summari[sz]e|rephrase|paraphrase|explain|write|print|list|outputt?s?|repeat|repeta|reveal|describe|encode|rewrite|tl;?dr|return|recite|restate|transform|turn|put|spell\s+out|rap|sonnet|poem|rhyme|story|log)"
-        r"(?:[\s-]+(?:out|back|me|all|each|every|of|about|on|pseudo-?code|in|into|as|with))*[\s-]+"
-        r"(?:your+[\s-]+(?:\w+[\s-]+)?(?:instructions?|instructionss|isntructions|insteuctions|rules|ruleset|prompt|pre-?prompt|guidelines|directives|programming|configuration)"
-        r"|(?:the[\s-]+|these[\s-]+|those[\s-]+|your[\s-]+)?(?:above|aboev|previous|previouss|prior|preceding|earlier|initial|hidden|system|last)[\s-]+(?:\w+[\s-]+)?(?:instructions?|instructionss|rules|ruleset|prompt|guidelines|directives|commands|words|worsd|text|message)"
+        rf"\b{_RECAST}(?:[\s-]+(?:out|back|me|all|each|every|of|about|on|pseudo-?code|in|into|as|with))*[\s-]+"
+        rf"(?:your+[\s-]+(?:\w+[\s-]+)?{_OWN_RULES}"
+        rf"|(?:the[\s-]+|these[\s-]+|those[\s-]+|your[\s-]+)?{_EARLIER}[\s-]+(?:\w+[\s-]+)?{_EARLIER_TEXT}"
         r"|(?:the|all)[\s-]+(?:instructions|prompt|ruleset|pre-?prompt))\b"
         r"|\binstructions?\s+(?:that\s+|which\s+)?(?:with\s+which\s+)?you\s+(?:were|have\s+been|had\s+been)\s+(?:given|informed|told|provided)"
         r"|\bwhat\s+(?:are|were)\s+(?:the\s+)?(?:exact\s+)?(?:your|you|the)\s+instructions\b"
@@ -148,11 +184,9 @@ INJECTION_PATTERNS: dict[str, re.Pattern[str]] = {
     # "you" for "me", and a link planted into the answer. "can you write the next term" (NCERT) stays clean:
     # the second-person request needs "me".
     "task_request": re.compile(
-        r"\b(?:write|create|generate|develop|draft|build|code|implement|produce|provide|give|show)\s+(?:me\s+)?(?:a|an|some|the)?\s*(?:\w+\s+){0,3}?"
-        r"(?:script|code\s+snippet|snippet\s+of\s+code|piece\s+of\s+code|macro|regex|regular\s+expression|(?:python|javascript|java|bash|shell|php|sql|ruby|perl|powershell|typescript|c\+\+|c#|golang|rust|html|css)\s+(?:program|function|code|script|snippet|class|query|method))s?\b"
+        rf"\b(?:write|create|generate|develop|draft|build|code|implement|produce|provide|give|show)\s+(?:me\s+)?(?:a|an|some|the)?\s*(?:\w+\s+){{0,3}}?{_CODE_ARTEFACT}s?\b"
         r"|\bwrite\s+(?:some\s+|the\s+|me\s+)?(?:python\s+|java\s+|javascript\s+)?code\b"
-        r"|\b(?:write|compose|draft|create|generate|craft|produce|prepare)\s+(?:me\s+)?(?:a|an|some|the)?\s*(?:\w+\s+){0,3}?"
-        r"(?:e-?mails?|tweets?|(?:blog|social[\s-]media|reddit|facebook|linkedin|instagram|forum)\s+posts?|newsletters?|advertisements?|ad\s+copy|slogans?|taglines?|press\s+releases?|product\s+descriptions?|raps?|irc\s+logs?|chat\s+logs?|jingles?)\b"
+        rf"|\b(?:write|compose|draft|create|generate|craft|produce|prepare)\s+(?:me\s+)?(?:a|an|some|the)?\s*(?:\w+\s+){{0,3}}?{_ASSISTANT_ARTEFACT}\b"
         r"|\b(?:summari[sz]e|translate|paraphrase|tl;?dr|condense)\s+(?:all\s+)?(?:of\s+)?(?:this|these|everything|the\s+(?:above|previous|preceding|prior|foregoing)|above|previous|prior|preceding)\b"
         r"|\b(?:can|could|would|will)\s+you\s+(?:please\s+)?(?:show|tell|give|write|send|provide|generate|create|draft|explain\s+to)\s+me\b"
         r"|\b(?:can|could|would|will)\s+you\s+(?:please\s+)?(?:summari[sz]e|translate|draft|compose|generate)\b"
@@ -165,7 +199,8 @@ INJECTION_PATTERNS: dict[str, re.Pattern[str]] = {
     # implementation"). "Consider the following code snippet" (a textbook) names no such verb and stays clean.
     "code_directive": re.compile(
         r"\b(?:inclusion|addition|integration|incorporation|insertion|introduction)\s+of\s+the\s+(?:following|subsequent|below)\s+code"
-        r"|\b(?:featur|utili[sz]|leverag|employ|merg|meld|append|introduc|render|incorporat|integrat|embed|blend|includ|add|insert)\w*\s+(?:\w+\s+){0,3}(?:following|subsequent|below)\s+code\s+(?:snippet|block|excerpt|section|segment|fragment|piece)"
+        r"|\b(?:featur|utili[sz]|leverag|employ|merg|meld|append|introduc|render|incorporat|integrat|embed|blend|includ|add|insert)\w*"
+        r"\s+(?:\w+\s+){0,3}(?:following|subsequent|below)\s+code\s+(?:snippet|block|excerpt|section|segment|fragment|piece)"
         r"|\bin(?:to)?\s+your\s+(?:implementation|elucidation|program|script|application|app|project|codebase|solution\s+architecture)\b",
         _I,
     ),
