@@ -269,18 +269,21 @@ def _instruction_end(text: str, end: int) -> int:
     ``_MAX_SENTENCE`` characters on). An attack's code or its last words can fall into the next chunk, which
     then carries the attack without the cue that names it."""
     if text.count("```", 0, end) % 2:  # the match is inside a code block: it ends where the block closes
-        close = text.find("```", end)
-        return len(text) if close < 0 else close + 3
+        close = text.find("```", end, end + _MAX_BLOCK)
+        if close >= 0:
+            return close + 3
     fence = text.find("```", end, end + _FENCE_LOOKAHEAD)
     if fence >= 0 and not _SENTENCE_STOP.search(text, end, fence):
-        close = text.find("```", fence + 3)
-        return len(text) if close < 0 else close + 3
+        close = text.find("```", fence + 3, fence + _MAX_BLOCK)
+        return min(len(text), fence + _MAX_BLOCK) if close < 0 else close + 3
     stop = _SENTENCE_STOP.search(text, end, end + _MAX_SENTENCE)
     return stop.start() + 1 if stop else min(len(text), end + _MAX_SENTENCE)
 
 
 _FENCE_LOOKAHEAD = 120  # "... the following code snippet in your solution:" then the fence
 _MAX_SENTENCE = 300  # an instruction without a full stop runs into the next sentence: not further than this
+_MAX_BLOCK = 2000  # a code block an instruction introduces (BIPIA's are under 600 characters); an unclosed fence
+# must not carry a flag through the rest of the document
 _SENTENCE_STOP = re.compile(r"[.!?](?=\s|$)|\n\s*\n")
 _WORD = re.compile(r"\w+")
 _MIN_WORDS = 6  # words of an instruction a neighbouring chunk must hold to be flagged for it
