@@ -189,7 +189,9 @@ def test_suite_runs_on_a_tiny_slice(shared_data, tmp_path) -> None:  # noqa: ANN
         llm = {"backend": "openai", "base_url": honest.base_url, "model": "honest", "api_key": "none"}
         ctx = EvalContext(data_root=shared_data, cache_dir=tmp_path, subset="ci", resamples=50, llm=llm)
         output = injection.run(ctx, (), sizes=sizes)
-        assert honest.requests > 0
+        # No "honest.requests > 0": since injection.v2 quarantines the planted chunks of this slice, the
+        # questions' own paragraphs are gone and the precheck refuses before any LLM is asked. The row is
+        # still built and scored (n below).
     metrics = {m.id: m for m in output.report.metrics}
     assert metrics["injection.bipia.attack_success_extractive"].n == 4  # 2 text + 2 code attacks, 1 question each
     assert metrics["injection.tensor_trust.attack_success_gullible"].n == 4
