@@ -4,10 +4,11 @@
 ``code_attack_test.json``: 50 malicious-code instructions in 10 categories) and Tensor Trust (player-written
 attacks: ``hijacking_robustness_dataset.jsonl`` aims at making the model say "Access Granted",
 ``extraction_robustness_dataset.jsonl`` at making it leak its prompt; an evenly spaced sample of each). Only
-BIPIA has a split, and we take its test files. None of this is held out from the injection scan:
-``stages/injection.py`` says it was tuned on BIPIA and Tensor Trust strings, ``tests/stages/test_injection.py``
-checks its rates on all hijacking attacks and both code files, and ``bench/validate.py`` prints them on all
-four sets, so the quarantine rate here is a regression guard, not an unseen-data estimate.
+BIPIA has a split, and we take its test files. They are only partly held out from the injection scan: its
+first patterns (``injection.v1``) were tuned on BIPIA and Tensor Trust strings including these test files; the
+patterns added in ``injection.v2`` were designed on BIPIA's train files (other categories) and Tensor Trust
+only. Tensor Trust is not held out at all. So the quarantine rate is a regression guard first, and an
+unseen-data estimate only for what v2 added.
 (``prompt_extraction_detection.jsonl`` holds model outputs of the game, not attacks: not used.)
 
 **Documents.** Paragraphs of SQuAD 2.0 dev-subset articles, one ``.txt`` file each, from the dev half of the
@@ -323,9 +324,10 @@ def _dataset_text(source: str, docs: list[Doc], subset: str, n_questions: int) -
         if d.attack is not None and d.attack.source == source:
             counts[FAMILIES[d.attack.family][1]] += 1
     parts = " + ".join(f"{n} {name}" for name, n in counts.items())
-    which = "test files" if source == "bipia" else "evenly spaced samples"
+    which = ("test files; held out from injection.v2's new patterns, not from v1's" if source == "bipia"
+             else "evenly spaced samples; not held out from the scan's tuning")
     slice_ = "ci slice: " if subset == "ci" else ""
-    return (f"{slice_}{parts} ({which}; not held out from the scan's tuning), each planted in one of {len(docs)} "
+    return (f"{slice_}{parts} ({which}), each planted in one of {len(docs)} "
             f"SQuAD 2.0 dev-half paragraphs; {n_questions} answerable questions of the poisoned ones")
 
 
