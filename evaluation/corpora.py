@@ -11,6 +11,7 @@ second run embeds nothing. ``answer_with_pack`` runs retrieve -> context -> prec
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import re
 import sys
@@ -34,6 +35,7 @@ from contracts import (
     config_sha256,
 )
 from contracts._base import sha256_text
+from contracts.store import atomic_write
 
 __all__ = [
     "ACTS",
@@ -207,9 +209,10 @@ def build_index(
     new = {c.content_sha256: v for c, v in zip(chunks, vectors, strict=True) if c.content_sha256 not in cache}
     if new:
         print(f"  embedded {len(new)} chunks in {time.perf_counter() - started:.1f} s", file=sys.stderr)
-        tmp = cache_file.with_suffix(".tmp.npz")
-        np.savez(tmp, **{**cache, **new})
-        tmp.replace(cache_file)  # atomic: a killed run leaves the old cache, never half of a new one
+        buf = io.BytesIO()
+        np.savez(buf, **{**cache, **new})
+        # Atomic, through a unique temp file: a killed run, or a second eval sharing the cache, leaves a whole file.
+        atomic_write(cache_file, buf.getvalue())
     return SearchIndex.build(chunks, vectors, embedding_model=embedder.model_name,
                              model_revision=embedder.model_revision, cfg=index_cfg or IndexConfig())
 

@@ -65,6 +65,7 @@ from pathlib import Path
 from contracts import Answer, Chunk, ContextPack, GenerationPolicy, QueryAnalysis, RetrieveConfig
 from contracts.errors import ConfigError, LLMTransportError
 from contracts.evaluation import Metric, ReportTable, SuiteReport
+from contracts.store import atomic_write
 from evaluation.corpora import MemoEmbedder, answer_with_pack, build_index, ingested_chunks
 from evaluation.gullible_llm import RUN_WORDS, GullibleLLMServer, contains_run, word_tokens
 from evaluation.metrics import MetricMaker
@@ -243,11 +244,11 @@ def _build_docs(ctx: EvalContext, sizes: Sizes) -> tuple[list[Doc], list[Chunk],
         (root / kind).mkdir(parents=True, exist_ok=True)
     for doc in docs:
         clean_path = root / "clean" / f"{doc.code}.txt"
-        clean_path.write_text(doc.clean, encoding="utf-8")
+        atomic_write(clean_path, doc.clean.encode("utf-8"))  # a second eval on the same cache reads whole files
         clean_files[clean_path] = doc.code
         if doc.attack is not None:
             path = root / "poisoned" / f"{doc.code}.txt"
-            path.write_text(plant(doc.clean, doc.attack.text, doc.position), encoding="utf-8")
+            atomic_write(path, plant(doc.clean, doc.attack.text, doc.position).encode("utf-8"))
             poisoned_files[path] = doc.code
     clean_chunks = ingested_chunks(clean_files)
     poisoned_chunks = ingested_chunks(poisoned_files)
