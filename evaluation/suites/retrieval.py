@@ -3,8 +3,10 @@
 * **AILA 2019** (``aila2019-statutes``): 50 long fact-pattern queries over 197 statutes, TREC qrels.
 * **IPC questions** (``bench/data/ipc_questions.jsonl``): each question has the one IPC section that answers
   it, asked over all seven acts of ``indian-acts-json`` (1,931 sections), so "IPC 420" must beat CrPC 420. The
-  ``dev`` set (75) was used to tune retrieval; the held-out sets (``heldout``, ``heldout2`` ... ``heldout9``,
-  198 questions) are pooled as the held split and broken down per set in a table.
+  ``dev`` set (75) was used to tune retrieval. The sets written later are pooled in two: ``heldout`` ...
+  ``heldout6`` (126 questions, whose misses were studied after their first run: reported, not held out) and
+  ``heldout7`` ... ``heldout9`` (72 questions, never used to choose a shipped default: the held split); a table
+  breaks both down per set.
 
 A ranking counts a section once, at its best rank (``ranked_ids``); ``top_k`` is raised to 10 so R@10 and
 nDCG@10 can be measured, nothing else is changed. Per-query scores go through ``evaluation.metrics`` and
@@ -39,14 +41,17 @@ from evaluation.corpora import (
 from evaluation.metrics import MetricMaker, ndcg_at_k, recall_at_k, reciprocal_rank
 from evaluation.suite import AnsweredItem, EvalContext, SuiteOutput
 
-__all__ = ["IPC_HELD", "MEASURES", "mean_scores", "query_scores", "ranked_ids", "ranking_metrics", "run"]
+__all__ = ["IPC_HELD", "IPC_LATER", "MEASURES", "mean_scores", "query_scores", "ranked_ids", "ranking_metrics", "run"]
 
 SUITE = "retrieval"
 MEASURES = ("R@1", "R@5", "R@10", "MRR", "nDCG@10")
 MODES = ("bm25", "dense", "hybrid")
-# The IPC question sets written after the dev tuning (see bench/retrieval_eval.py for what each was used for).
-IPC_HELD = ("heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7", "heldout8",
-            "heldout9")
+# The IPC question sets written after the dev tuning (bench/retrieval_eval.py says what each was used for), in two
+# pools: "later" sets whose misses were studied afterwards (no longer clean), and "held" sets never used to choose
+# anything the default configuration ships (heldout7 was checked once after the confidence fit; heldout8 was a
+# baseline run; heldout9 the rerank judge, and the rerank is off by default).
+IPC_LATER = ("heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6")
+IPC_HELD = ("heldout7", "heldout8", "heldout9")
 
 Query = tuple[str, str, set[str]]
 
@@ -120,6 +125,7 @@ def run(ctx: EvalContext, answered: tuple[AnsweredItem, ...] = ()) -> SuiteOutpu
 
     corpus = (f"over the IPC act alone ({len(chunks)} sections; ci slice: fewer distractors than the full run's "
               "seven acts)" if ci else f"over the seven acts of indian-acts-json ({len(chunks)} sections)")
+    later_sets = {name: ipc_queries(name) for name in IPC_LATER}
     held_sets = {name: ipc_queries(name) for name in IPC_HELD}
     aila, dev = aila_queries(ctx.data_root), ipc_queries("dev")
     datasets: dict[str, tuple[str, str, object, list[Query]]] = {
@@ -127,7 +133,10 @@ def run(ctx: EvalContext, answered: tuple[AnsweredItem, ...] = ()) -> SuiteOutpu
                  "all", aila_index, aila),
         "ipc_dev": (f"IPC questions, dev set (used for tuning): {len(dev)} questions {corpus}", "dev", acts_index,
                     dev),
-        "ipc_held": (f"IPC questions, held-out sets pooled ({', '.join(IPC_HELD)}): "
+        "ipc_later": (f"IPC questions written after tuning whose misses were later studied, pooled "
+                      f"({', '.join(IPC_LATER)}): {sum(map(len, later_sets.values()))} questions {corpus}", "all",
+                      acts_index, [q for qs in later_sets.values() for q in qs]),
+        "ipc_held": (f"IPC questions never used to choose a shipped default, pooled ({', '.join(IPC_HELD)}): "
                      f"{sum(map(len, held_sets.values()))} questions {corpus}", "held", acts_index,
                      [q for qs in held_sets.values() for q in qs]),
     }
@@ -145,17 +154,19 @@ def run(ctx: EvalContext, answered: tuple[AnsweredItem, ...] = ()) -> SuiteOutpu
                 maker = MetricMaker(SUITE, key, words, split, ctx.resamples)
                 metrics += ranking_metrics(maker, runs)
 
-    held_runs = iter(hybrid_runs["ipc_held"])
     per_set = []
-    for name, queries in held_sets.items():
-        runs = [next(held_runs) for _ in queries]
-        per_set.append((name, str(len(queries)), *_fmt(mean_scores(runs))))
+    for key, sets in (("ipc_later", later_sets), ("ipc_held", held_sets)):
+        pooled = iter(hybrid_runs[key])
+        for name, queries in sets.items():
+            runs = [next(pooled) for _ in queries]
+            per_set.append((name, key, str(len(queries)), *_fmt(mean_scores(runs))))
     tables = [
-        ReportTable(title="IPC held-out sets, one by one (hybrid, the pooled held split above)",
-                    columns=("set", "n", *MEASURES), rows=tuple(per_set),
-                    note="heldout-heldout6 had their misses looked at while tuning; heldout7 was kept unseen "
-                         "until the confidence fit; heldout8 and heldout9 were never fitted (see "
-                         "bench/retrieval_eval.py)."),
+        ReportTable(title="IPC sets written after tuning, one by one (hybrid)",
+                    columns=("set", "pool", "n", *MEASURES), rows=tuple(per_set),
+                    note="heldout-heldout6 had their misses looked at after their first run (ipc_later); heldout7 "
+                         "was kept unseen until the confidence fit had been chosen, heldout8 was run once for a "
+                         "baseline, heldout9 judged the (default-off) rerank: none chose a shipped default "
+                         "(ipc_held). See bench/retrieval_eval.py."),
         ReportTable(title="BM25 alone and dense alone (baselines) vs hybrid (the shipped default)",
                     columns=("data set", "method", *MEASURES),
                     rows=tuple((key, mode + (" (citebound)" if mode == base.mode else " (baseline)"),
