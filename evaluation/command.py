@@ -26,31 +26,24 @@ def _writable_folder(out: Path) -> Path:
 
 def run_eval_command(args: argparse.Namespace, store_root: Path | None) -> int:
     """``citebound eval``: settings resolved here, once; suites get them as an ``EvalContext``."""
-    from contracts.errors import ConfigError
-    from evaluation.floors import DEFAULT_FLOORS, load_floors
+    import dataclasses
+
     from evaluation.progress import RichProgress
-    from evaluation.runner import check_data_root, choose_suites, failed_checks, run_eval, write_report
-    from evaluation.suite import EvalContext
+    from evaluation.runner import failed_checks, plan_eval, run_eval, write_report
     from flows.backends import llm_spec_from_settings
     from flows.settings import Settings, configure_process_env
 
     settings = Settings()
-    data_root = check_data_root(settings.shared_data_dir)
-    questions = Path(args.questions).expanduser().resolve() if args.questions else None
-    if questions is not None and not questions.is_file():
-        raise ConfigError(f"--questions {args.questions}: no such file")
-    suites = choose_suites(args.suite or None, has_questions=questions is not None)
+    ctx, suites, floors = plan_eval(
+        data_root=settings.shared_data_dir, cache_dir=Path(args.cache) if args.cache else settings.eval_cache,
+        llm=llm_spec_from_settings(settings, args.llm, args.llm_model, args.llm_url), suites=args.suite,
+        questions=args.questions, floors=args.floors, subset=args.subset, resamples=args.resamples,
+        store_root=store_root, tenant=args.tenant, project=args.project)
     configure_process_env(store_root)  # offline, quiet libraries: before torch is imported
-    floors = load_floors(Path(args.floors) if args.floors else DEFAULT_FLOORS)
-    cache = Path(args.cache).expanduser() if args.cache else settings.eval_cache.expanduser()
-    llm = llm_spec_from_settings(settings, args.llm, args.llm_model, args.llm_url)
     out = _writable_folder(Path(args.out).expanduser().resolve())  # before minutes of work, not after
     try:
         with RichProgress() as progress:
-            ctx = EvalContext(data_root=data_root, cache_dir=cache.resolve(), subset=args.subset, llm=llm,
-                              resamples=args.resamples, store_root=store_root, tenant=args.tenant,
-                              project=args.project, questions_file=questions, progress=progress)
-            report = run_eval(ctx, suites, floors)
+            report = run_eval(dataclasses.replace(ctx, progress=progress), suites, floors)
     except KeyboardInterrupt:
         print(f"citebound: eval interrupted; {out} keeps its previous report, if any", file=sys.stderr)
         return 130

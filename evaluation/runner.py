@@ -17,10 +17,11 @@ from pathlib import Path
 from contracts.errors import ConfigError
 from contracts.evaluation import EvalFloors, EvalReport, SuiteReport
 from contracts.store import atomic_write
-from evaluation.floors import check
+from evaluation.floors import DEFAULT_FLOORS, check, load_floors
 from evaluation.suite import AnsweredItem, EvalContext
 
-__all__ = ["ANSWERING_SUITES", "SUITES", "check_data_root", "choose_suites", "failed_checks", "machine_info", "run_eval", "write_report"]
+__all__ = ["ANSWERING_SUITES", "SUITES", "check_data_root", "choose_suites", "failed_checks", "machine_info", "plan_eval", "run_eval",
+           "write_report"]
 
 # The order suites run in: grounding last, as it scores the answers the others produced.
 SUITES = ("refusal", "hallucination", "injection", "retrieval", "questions", "grounding")
@@ -47,6 +48,35 @@ def check_data_root(path: Path) -> Path:
     if not path.is_dir():
         raise ConfigError(f"no evaluation data at {path}: set CITEBOUND_SHARED_DATA to the shared/data folder")
     return path
+
+
+def plan_eval(
+    *,
+    data_root: Path,
+    cache_dir: Path,
+    llm: dict[str, str],
+    suites: list[str] | None = None,
+    questions: str | None = None,
+    floors: str | None = None,
+    subset: str = "full",
+    resamples: int = 1000,
+    store_root: Path | None = None,
+    tenant: str = "default",
+    project: str = "default",
+) -> tuple[EvalContext, list[str], EvalFloors]:
+    """What a run will do, from settings its edge (the CLI, the Prefect flow) resolved: the context, the suites
+    in order and the floors. Every bad input is a one-line ``ConfigError`` here, before any suite starts."""
+    if subset not in ("full", "ci"):
+        raise ConfigError(f"unknown subset {subset!r}: full or ci")
+    questions_file = Path(questions).expanduser().resolve() if questions else None
+    if questions_file is not None and not questions_file.is_file():
+        raise ConfigError(f"--questions {questions}: no such file")
+    chosen = choose_suites(suites or None, has_questions=questions_file is not None)
+    ctx = EvalContext(data_root=check_data_root(data_root), cache_dir=cache_dir.expanduser().resolve(),
+                      subset=subset, llm=llm, resamples=resamples,
+                      store_root=store_root if questions_file else None, tenant=tenant, project=project,
+                      questions_file=questions_file)
+    return ctx, chosen, load_floors(Path(floors) if floors else DEFAULT_FLOORS)
 
 
 def failed_checks(report: EvalReport) -> list[str]:

@@ -12,9 +12,7 @@ from pathlib import Path
 from prefect import flow, get_run_logger
 
 from contracts.errors import CiteboundError
-from evaluation.floors import DEFAULT_FLOORS, load_floors
-from evaluation.runner import check_data_root, choose_suites, failed_checks, run_eval, write_report
-from evaluation.suite import EvalContext
+from evaluation.runner import failed_checks, plan_eval, run_eval, write_report
 from flows.backends import llm_spec_from_settings
 from flows.settings import Settings
 
@@ -41,16 +39,12 @@ def eval_flow(
     floors: str | None = None,
 ) -> dict[str, object]:
     settings = Settings()
-    root = check_data_root(Path(data_root).expanduser().resolve() if data_root else settings.shared_data_dir)
-    questions_file = Path(questions).expanduser().resolve() if questions else None
-    chosen = choose_suites(suites or None, has_questions=questions_file is not None)
-    ctx = EvalContext(
-        data_root=root, cache_dir=Path(cache).expanduser().resolve() if cache else settings.eval_cache,
-        subset="ci" if subset == "ci" else "full", llm=llm_spec_from_settings(settings, llm),
-        store_root=Path(store or settings.home).expanduser().resolve() if questions_file else None,
-        tenant=tenant, project=project, questions_file=questions_file,
-    )
-    report = run_eval(ctx, chosen, load_floors(Path(floors) if floors else DEFAULT_FLOORS))
+    ctx, chosen, bounds = plan_eval(
+        data_root=Path(data_root).expanduser().resolve() if data_root else settings.shared_data_dir,
+        cache_dir=Path(cache) if cache else settings.eval_cache, llm=llm_spec_from_settings(settings, llm),
+        suites=suites, questions=questions, floors=floors, subset=subset,
+        store_root=Path(store or settings.home).expanduser().resolve(), tenant=tenant, project=project)
+    report = run_eval(ctx, chosen, bounds)
     json_path, html_path = write_report(report, Path(out).expanduser().resolve())
     failed = failed_checks(report)
     get_run_logger().info("eval report %s: %d metrics, %d bound(s) failed", html_path,

@@ -94,3 +94,18 @@ def test_the_eval_flow_fails_its_run_on_a_failed_floor(tmp_path, shared_data, st
     with pytest.raises(EvalFloorsFailed, match="halueval_dev_short.F1"):
         eval_flow(out=str(tmp_path / "bad"), floors=str(strict_floors), **kwargs)
     assert (tmp_path / "bad" / "report.json").is_file()
+
+
+@pytest.mark.unit
+def test_plan_eval_refuses_what_the_cli_parser_cannot_catch(tmp_path) -> None:  # noqa: ANN001
+    # The Prefect flow passes strings straight in: a bad subset or a missing questions file is a ConfigError.
+    from contracts.errors import ConfigError
+    from evaluation.runner import plan_eval
+
+    common = {"data_root": tmp_path, "cache_dir": tmp_path / "cache", "llm": {"backend": "extractive"}}
+    with pytest.raises(ConfigError, match="unknown subset 'fast'"):
+        plan_eval(subset="fast", **common)
+    with pytest.raises(ConfigError, match="no such file"):
+        plan_eval(questions=str(tmp_path / "q.jsonl"), **common)
+    ctx, suites, floors = plan_eval(subset="ci", **common)
+    assert ctx.subset == "ci" and ctx.store_root is None and suites[-1] == "grounding" and floors.version >= 1
