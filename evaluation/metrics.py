@@ -10,6 +10,7 @@ order the suites ran in).
 from __future__ import annotations
 
 import math
+import re
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ __all__ = [
     "DetectionCounts",
     "MetricMaker",
     "bootstrap_interval",
+    "contains_phrase",
     "detection_counts",
     "ndcg_at_k",
     "recall_at_k",
@@ -82,6 +84,18 @@ def ndcg_at_k(ranked: Sequence[str], relevant: set[str], k: int = 10) -> float:
     dcg = sum(1.0 / math.log2(i + 1) for i, r in enumerate(ranked[:k], 1) if r in relevant)
     ideal = sum(1.0 / math.log2(i + 1) for i in range(1, min(len(relevant), k) + 1))
     return dcg / ideal if ideal else 0.0
+
+
+# ------------------------------------------------------------------------------------------ text outcomes
+
+_SPACE = re.compile(r"\s+")
+
+
+def contains_phrase(text: str, phrase: str) -> bool:
+    """``phrase`` inside ``text``, case and runs of white space ignored; an empty phrase is never inside.
+    The one rule behind "gold answer in the answer" (refusal) and "facts present" (your questions)."""
+    wanted = _SPACE.sub(" ", phrase.lower()).strip()
+    return bool(wanted) and wanted in _SPACE.sub(" ", text.lower())
 
 
 # ------------------------------------------------------------------------------------------ detection

@@ -36,7 +36,7 @@ from pathlib import Path
 from contracts import Answer, ArtifactStore, Citation, ContextPack
 from contracts.errors import ConfigError
 from contracts.evaluation import Metric, ReportTable, SuiteReport
-from evaluation.metrics import MetricMaker
+from evaluation.metrics import MetricMaker, contains_phrase
 from evaluation.suite import AnsweredItem, EvalContext, SuiteOutput
 
 __all__ = [
@@ -56,7 +56,6 @@ __all__ = [
 SUITE = "questions"
 DATASET_KEY = "own"
 _KEY_DROP = re.compile(r"[\s_.]+")
-_SPACE = re.compile(r"\s+")
 
 
 @dataclass(frozen=True)
@@ -148,8 +147,7 @@ def matches(expected: Iterable[str], citations: Sequence[Citation], doc_codes: d
 
 def contains_facts(answer_text: str, facts: Sequence[str]) -> bool:
     """Every fact inside the answer text, case and spacing ignored."""
-    text = _SPACE.sub(" ", answer_text.lower())
-    return all(_SPACE.sub(" ", f.lower()).strip() in text for f in facts)
+    return all(contains_phrase(answer_text, f) for f in facts)
 
 
 def outcome_of(question: UserQuestion, answer: Answer, doc_codes: dict[str, str]) -> Outcome:

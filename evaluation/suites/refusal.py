@@ -33,7 +33,7 @@ from contracts import Answer
 from contracts.errors import ConfigError
 from contracts.evaluation import Metric, ReportPlot, ReportTable, SuiteReport
 from contracts.store import atomic_write
-from evaluation.metrics import MetricMaker, risk_coverage
+from evaluation.metrics import MetricMaker, contains_phrase, risk_coverage
 from evaluation.suite import AnsweredItem, EvalContext, SuiteOutput
 
 __all__ = [
@@ -67,7 +67,6 @@ FULL_PER_CLASS = 160
 # model are most of a cold run, so the slice is cut by articles, not questions.
 CI_TITLES = 2
 CI_PER_CLASS = 50
-_SPACE = re.compile(r"\s+")
 
 
 @dataclass(frozen=True)
@@ -153,14 +152,9 @@ def write_articles(articles: list[dict], titles: Sequence[str], folder: Path) ->
 # ------------------------------------------------------------------------------------------ scoring
 
 
-def _norm(text: str) -> str:
-    return _SPACE.sub(" ", text.lower()).strip()
-
-
 def has_gold(answer_text: str, gold: Sequence[str]) -> bool:
     """A gold answer string inside the answer text, case and spacing ignored."""
-    text = _norm(answer_text)
-    return any(_norm(g) and _norm(g) in text for g in gold)
+    return any(contains_phrase(answer_text, g) for g in gold)
 
 
 def outcome_of(question: SquadQuestion, answer: Answer) -> Outcome:

@@ -10,6 +10,7 @@ import pytest
 from evaluation.metrics import (
     MetricMaker,
     bootstrap_interval,
+    contains_phrase,
     detection_counts,
     ndcg_at_k,
     recall_at_k,
@@ -97,3 +98,9 @@ def test_risk_coverage_by_hand() -> None:
     assert rows[0] == (0.0, 0.8, 0.5, 4, 2)
     assert rows[1] == (0.6, 0.4, 0.5, 2, 1)
     assert rows[2] == (0.95, 0.0, 0.0, 0, 0)
+
+
+def test_contains_phrase_ignores_case_and_spacing_but_never_finds_nothing() -> None:
+    assert contains_phrase("It was  founded by\nAnsel KORRIN in 1821.", " ansel korrin ")
+    assert not contains_phrase("Ansel Korrin", "Ansel Korin")
+    assert not contains_phrase("anything", "   ")
