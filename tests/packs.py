@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from evaluation.packs import make_chunk, make_pack
 
-__all__ = ["make_chunk", "make_pack", "answer_with", "IPC_420", "IPC_379", "MWA_2", "AP_95", "AP_97"]
+__all__ = ["make_chunk", "make_pack", "answer_with", "IPC_420", "IPC_379", "IPC_376", "MWA_2", "AP_95", "AP_97"]
 
 IPC_420 = (
     "Section 420 IPC - Cheating and dishonestly inducing delivery of property. Whoever cheats and thereby "
@@ -15,6 +15,14 @@ IPC_420 = (
 IPC_379 = (
     "Section 379. Punishment for theft. Whoever commits theft shall be punished with imprisonment of either "
     "description for a term which may extend to three years, or with fine, or with both."
+)
+# IPC s.376 as the indian-acts-json set gives it: one clause per line (hard-wrapped answers are tested on it).
+IPC_376 = (
+    "Whoever, except in the cases provided for in sub-section (2), commits rape, shall be punished with rigorous "
+    "imprisonment of either description for a term which shall not be less than ten years, but which may extend to "
+    "imprisonment for life, and shall also be liable to fine.\nWhoever \nbeing a police officer, commits rape,\n"
+    "within the limits of the police station to which such police officer is appointed; or\nin the premises of any "
+    "station house; or"
 )
 MWA_2 = (
     "Section 2. Definitions. In this Act, unless there is anything repugnant in the subject or context, "

@@ -10,17 +10,10 @@ import pytest
 from contracts._base import sha256_text
 from contracts.retrieval import QueryAnalysis, ResultMetadata, RetrievalResult, RetrievedItem
 from flows.cli import main
+from tests.packs import IPC_376
 
 pytestmark = pytest.mark.unit
 
-# IPC s.376 as the indian-acts-json set gives it: one clause per line.
-IPC_376 = (
-    "Whoever, except in the cases provided for in sub-section (2), commits rape, shall be punished with rigorous "
-    "imprisonment of either description for a term which shall not be less than ten years, but which may extend to "
-    "imprisonment for life, and shall also be liable to fine.\nWhoever \nbeing a police officer, commits rape,\n"
-    "within the limits of the police station to which such police officer is appointed; or\nin the premises of any "
-    "station house; or"
-)
 IPC_379 = ("Whoever commits theft shall be punished with imprisonment of either description for a term which may "
            "extend to three years, or with fine, or with both.")
 

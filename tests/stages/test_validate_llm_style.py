@@ -11,19 +11,12 @@ import pytest
 from contracts.answer import GenerationPolicy
 from stages.text_units import AnswerUnit, split_answer_units
 from stages.validate import CHECK_STATUS, validate_answer_text
-from tests.packs import IPC_379, IPC_420, make_chunk, make_pack
+from tests.packs import IPC_376, IPC_379, IPC_420, make_chunk, make_pack
 
 pytestmark = pytest.mark.unit
 
 POLICY = GenerationPolicy()
 CORPUS = json.loads((Path(__file__).resolve().parents[1] / "data" / "llm_style_answers.json").read_text())
-IPC_376 = (
-    "Whoever, except in the cases provided for in sub-section (2), commits rape, shall be punished with rigorous "
-    "imprisonment of either description for a term which shall not be less than ten years, but which may extend to "
-    "imprisonment for life, and shall also be liable to fine.\nWhoever \nbeing a police officer, commits rape,\n"
-    "within the limits of the police station to which such police officer is appointed; or\nin the premises of any "
-    "station house; or"
-)
 NEVADA = make_chunk("HQA_19_0", "Catherine Marie Cortez Masto (born March 29, 1964) is an American politician who "
                                 "served as Attorney General of Nevada from 2007 to 2015.")
 
