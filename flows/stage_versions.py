@@ -137,9 +137,20 @@ def _imports_and_strip_docstrings(tree: ast.AST, module: str, is_package: bool) 
     return found
 
 
+# CPython 3.11's ast module is not safe across threads: parses or dumps running at once in a task runner's
+# threads can fail with "SystemError: AST constructor recursion depth mismatch" (seen under load here;
+# python/cpython gh-106905). One parse at a time; each module is parsed once per process anyway.
+_ast_lock = threading.Lock()
+
+
 @lru_cache(maxsize=1024)
 def _module_info(root: Path, module: str) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
     """(code sha256, project modules it imports, top-level names of other modules it imports)."""
+    with _ast_lock:
+        return _parse_module_info(root, module)
+
+
+def _parse_module_info(root: Path, module: str) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
     path = _module_file(root, module)
     if path is None:
         raise FileNotFoundError(f"no source for module {module!r} under {root}")
@@ -276,7 +287,9 @@ def _label(stage: str, root: Path) -> str:
     if stage in _FIXED_LABELS:
         return _FIXED_LABELS[stage]
     path = _module_file(root, STAGE_MODULES[stage])
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:  # type: ignore[union-attr]
+    with _ast_lock:
+        body = ast.parse(path.read_text(encoding="utf-8")).body  # type: ignore[union-attr]
+    for node in body:
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "STAGE_VERSION" for t in node.targets) \
                 and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             return node.value.value
