@@ -35,17 +35,31 @@ def test_bm25_and_the_grounding_checks_agree_on_every_word_neither_list_stops(pi
 
 
 @pytest.mark.parametrize("family", [
-    ("punishment", "punished", "punishes", "punishable", "punish"),
+    ("punished", "punishes", "punishable", "punish"),
+    ("punishment", "punishments"),
     ("cheating", "cheated", "cheats", "cheat"),
-    ("imprisonment", "imprisoned", "imprison"),
-    ("cancellation", "cancelled", "cancelling", "cancel"),
+    ("imprisoned", "imprisons", "imprison"),
+    ("cancelled", "cancelling", "cancel"),
+    ("bailable", "bail", "bails"),
     ("tried", "tries", "trying", "try"),
     ("married", "marries", "marry"),
+    ("territorial", "territorially"),
 ])
 def test_a_word_family_meets_at_one_stem_in_search_and_in_claims(family):
     assert len({stem(w) for w in family}) == 1
     assert len({tuple(search_terms(w)) for w in family}) == 1
     assert len({frozenset(claim_terms(w)) for w in family}) == 1
+
+
+def test_a_statute_noun_made_with_a_kept_suffix_is_not_its_verb():
+    # "Punishment for rioting" heads the penalty provision; "shall be punished" is in most provisions.
+    assert stem("punishment") != stem("punish") and stem("territorial") != stem("territory")
+    assert stem("prohibition") != stem("prohibit") and stem("phenazinic") != stem("phenazine")
+    assert stem("punishment") == "punishment" and stem("criminally") == "criminal"
+    # Snowball's own forms and the derivations it may cut are untouched.
+    assert stem("carelessness") == stem("careless") and stem("relatives") == stem("relative")
+    # "-able" meets its verb only above a short base: "payable" and "table" keep their word.
+    assert stem("payable") != stem("pay") and stem("table") != "t"
 
 
 def test_section_numbers_are_identifiers_never_stemmed():
