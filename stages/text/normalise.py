@@ -23,7 +23,10 @@ below it; the figures are the eval's, before and after each rule):
   not for "extra-territorial offences". Plain Snowball cost the IPC dev set three questions at rank 1
   (R@1 0.933 -> 0.893: "punishment for taking part in a riot" ranked the riot provisions without a penalty
   first) and let through HaluEval's "Phenazinic acid" for a question about phenazine; kept, dev is back at
-  0.933 and the later and held IPC sets keep Snowball's gains.
+  0.933 and the later and held IPC sets keep Snowball's gains. Its cost, measured and kept: AILA's long fact
+  patterns (which name "investigation", "conviction", "payment" where the statute has the verb) lose a first
+  hit, R@1 0.046 -> 0.041 and MRR 0.282 -> 0.269 (plain Snowball: 0.046 and 0.293, but IPC dev R@1 0.893;
+  keeping "-ment" alone: AILA 0.041, dev 0.920). No suffix set tried keeps both.
 * **An "-able" adjective meets its verb** (Snowball cuts "-able" only from long words): "punishable",
   "bailable", "compoundable" and "solvable" stem as "punish", "bail", "compound", "solv"; a base shorter than
   four letters keeps the word ("payable", "capable", "table").
