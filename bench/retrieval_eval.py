@@ -68,7 +68,7 @@ from evaluation.corpora import (  # noqa: E402
 from evaluation.suites.retrieval import mean_scores, ranked_ids  # noqa: E402
 from stages.index.search_index import SearchIndex  # noqa: E402
 from stages.retrieval.retrieve import retrieve  # noqa: E402
-from stages.text.search_terms import tokenize  # noqa: E402
+from stages.text.normalise import search_terms  # noqa: E402
 
 SHARED = Path(os.environ.get("CITEBOUND_SHARED_DATA", ROOT.parent / "shared" / "data")).resolve()
 CACHE = Path(tempfile.gettempdir()) / "citebound-bench-cache"
@@ -159,7 +159,7 @@ def _top_features(index: SearchIndex, embedder, question: str, result) -> tuple[
     keywords = set(analyze_query(question).keywords)
     qvec = embedder.embed([question])[0]
     cosine = float(index.vectors_of([index._slot_of[top.metadata.chunk_id]])[0] @ qvec)
-    coverage = len(keywords & set(tokenize(top.content_snippet))) / len(keywords) if keywords else 0.0
+    coverage = len(keywords & set(search_terms(top.content_snippet))) / len(keywords) if keywords else 0.0
     firsts = 0
     for mode in ("dense", "bm25"):
         single = retrieve(question, index, embedder, RetrieveConfig(mode=mode, top_k=1), tenant_id=TENANT,

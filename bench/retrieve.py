@@ -39,7 +39,7 @@ import faiss  # noqa: E402
 from contracts import Chunk, ChunkProvenance, IndexConfig, RetrieveConfig  # noqa: E402
 from stages.index.search_index import SearchIndex  # noqa: E402
 from stages.retrieval.retrieve import retrieve  # noqa: E402
-from stages.text.search_terms import tokenize  # noqa: E402
+from stages.text.normalise import search_terms  # noqa: E402
 
 SHARED = Path(os.environ.get("CITEBOUND_SHARED_DATA", ROOT.parent / "shared" / "data")).resolve()
 DIM = 384
@@ -124,7 +124,7 @@ def main() -> None:
     questions = (questions * (args.queries // len(questions) + 1))[: args.queries]
     memo = {q: v for q, v in zip(dict.fromkeys(questions), embedder.embed(list(dict.fromkeys(questions))), strict=True)}
     records = json.loads((SHARED / "indian-acts-json" / "ipc.json").read_text())
-    vocabulary = list(dict.fromkeys(w for r in records for w in tokenize(f"{r['section_title']} {r['section_desc']}")))
+    vocabulary = list(dict.fromkeys(w for r in records for w in search_terms(f"{r['section_title']} {r['section_desc']}")))
     rng = np.random.default_rng(0)
     centres = rng.standard_normal((2_000, DIM), dtype=np.float32)
     centres /= np.linalg.norm(centres, axis=1, keepdims=True)

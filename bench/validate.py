@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 from contracts.answer import GenerationPolicy  # noqa: E402
 from contracts.retrieval import ContextPack  # noqa: E402
 from stages.grounding import claim_details, validate  # noqa: E402
-from stages.text import units  # noqa: E402
+from stages.text import normalise  # noqa: E402
 from stages.text.units import split_sentences  # noqa: E402
 from evaluation.packs import make_chunk, make_pack  # noqa: E402
 
@@ -78,9 +78,8 @@ def clear_chunk_caches() -> None:
 def clear_all_caches() -> None:
     """As for the first answer of a fresh process."""
     clear_chunk_caches()
-    units.stem.cache_clear()
+    normalise.stem.cache_clear()
     claim_details.claim_details.cache_clear()
-    claim_details._root.cache_clear()
 
 
 def timed(fn, repeat: int, *, before=None) -> list[float]:  # noqa: ANN001

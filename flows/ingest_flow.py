@@ -220,10 +220,10 @@ def index_is_current(store: ArtifactStore, manifest: IndexManifest, index_cfg: I
     blobs = dict(manifest.blobs)
     try:
         params = {"params": store.get_blob(blobs["params"])} if "params" in blobs else {}
-        check_params(params, index_cfg.model_copy(update={"index_type": manifest.index_type}))
+        stale_bm25 = check_params(params, index_cfg.model_copy(update={"index_type": manifest.index_type}))
     except CiteboundError:  # a mismatch, or a missing or unreadable params blob
         return False
-    return True
+    return not stale_bm25
 
 
 def update_catalog_and_index(

@@ -15,7 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from stages.text.units import STOPWORDS, split_sentences
+from stages.text.normalise import CLAIM_STOPWORDS
+from stages.text.units import split_sentences
 
 __all__ = ["ClauseUnit", "UnitKind", "clause_units"]
 
@@ -60,7 +61,7 @@ def _ends_mid_sentence(text: str) -> bool:
     if not stripped or _CHUNK_END_COMPLETE.search(stripped):
         return False
     last = re.findall(r"[A-Za-z]+", stripped[-30:])
-    return stripped.endswith((",", "—", "–", "-")) or (bool(last) and last[-1].lower() in STOPWORDS)
+    return stripped.endswith((",", "—", "–", "-")) or (bool(last) and last[-1].lower() in CLAIM_STOPWORDS)
 
 
 @dataclass

@@ -23,7 +23,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from stages.text.units import META_WORDS, STOPWORDS, numbers_in, stem, strip_citations
+from stages.text import normalise
+from stages.text.normalise import CLAIM_STOPWORDS, stem
+from stages.text.units import META_WORDS, numbers_in, strip_citations
 
 __all__ = [
     "STAGE_VERSION",
@@ -42,11 +44,10 @@ MONTHS: frozenset[str] = frozenset(
     "january february march april may june july august september october november december".split()
 )
 # Capitalised words that open replies, name a document's parts or a currency, not an entity of the claim.
-_NOT_ENTITIES = frozenset("yes no i section sections act article chapter clause rs re".split()) | STOPWORDS
+_NOT_ENTITIES = frozenset("yes no i section sections act article chapter clause rs re".split()) | CLAIM_STOPWORDS
 
 # A word: letters (any script), digits, inner apostrophes/hyphens/periods ("O'Brien", "Jun-fan", "U.S").
 _TOKEN = re.compile(r"[^\W_](?:[\w'’.\-]*[^\W_])?")
-_WORD = re.compile(r"[a-z0-9]+")
 _POSSESSIVE = re.compile(r"(?<=\w)['’]s\b", re.IGNORECASE)
 # Units a quantity is stated in: "three years" is not "three months" though both say three.
 _UNITS = frozenset(
@@ -74,31 +75,18 @@ def _opens(text: str, start: int) -> bool:
 _YEAR_MIN, _YEAR_MAX = 1000, 2100
 
 
-@lru_cache(maxsize=65536)
-def _root(word: str) -> str:
-    """``stages.text.units.stem`` taken a step further for matching claim to evidence ("ended" ~ "end",
-    "named" ~ "name"): the same function runs on both sides, so it only has to be consistent."""
-    base = stem(word)
-    if base == word and len(word) > 4 and not word.isdigit():
-        for suffix in ("ing", "ed", "es", "s"):
-            if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-                base = word[: -len(suffix)]
-                break
-    return base.rstrip("e") if len(base) > 3 else base
-
-
 def _words(text: str) -> list[str]:
-    """Lower-cased words, a possessive "'s" dropped ("Nevada's" -> "nevada")."""
+    """The text's words (``stages.text.normalise.words``), a possessive "'s" dropped ("Nevada's" -> "nevada")."""
     if "'" in text or "’" in text:
         text = _POSSESSIVE.sub("", text)
-    return _WORD.findall(text.lower())
+    return normalise.words(text)
 
 
 def _stems(text: str) -> frozenset[str]:
-    return frozenset(_root(w) for w in _words(text))
+    return frozenset(stem(w) for w in _words(text))
 
 
-_META_ROOTS = frozenset(_root(w) for w in META_WORDS)
+_META_STEMS = frozenset(stem(w) for w in META_WORDS)
 
 
 _NUMBER_NAMES = _NUMBER_WORDS - {"and"}
@@ -122,19 +110,19 @@ def _quantities(text: str, words: list[str]) -> frozenset[tuple[float, str]]:
         while start > 0 and (tokens[start - 1][0].isdigit() or tokens[start - 1] in _NUMBER_WORDS):
             start -= 1
         if start == index - 1 and tokens[start][0].isdigit():  # the common case, "3 years", without the parser
-            found.add((float(tokens[start].replace(",", "")), _root(token)))
+            found.add((float(tokens[start].replace(",", "")), stem(token)))
         elif start < index:
             values = numbers_in(" ".join(tokens[start : index + 1]))
             if values:
-                found.add((max(values), _root(token)))
+                found.add((max(values), stem(token)))
     return frozenset(found)
 
 
 def _content_pairs(words: list[str]) -> tuple[tuple[str, str], ...]:
-    """Roots of adjacent word pairs where both are content words ("police officer", "primary law")."""
+    """Stems of adjacent word pairs where both are content words ("police officer", "primary law")."""
     return tuple(
-        (_root(a), _root(b)) for a, b in zip(words, words[1:])
-        if a not in STOPWORDS and b not in STOPWORDS and not a.isdigit() and not b.isdigit()
+        (stem(a), stem(b)) for a, b in zip(words, words[1:])
+        if a not in CLAIM_STOPWORDS and b not in CLAIM_STOPWORDS and not a.isdigit() and not b.isdigit()
     )
 
 
@@ -151,7 +139,7 @@ class ClaimDetails:
     content: frozenset[str] = frozenset()
     content_pairs: tuple[tuple[str, str], ...] = ()
     modifiers: frozenset[str] = frozenset()
-    """Roots of words that may qualify the next word: not shaped like a verb or a plural (-s, -ed, -ing)."""
+    """Stems of words that may qualify the next word: not shaped like a verb or a plural (-s, -ed, -ing)."""
     stated_numbers: frozenset[float] = frozenset()
     """Every number the text states, years included (``stages.text.units.numbers_in``), parsed once here."""
 
@@ -232,9 +220,9 @@ def claim_details(text: str) -> ClaimDetails:
     dates += [f"{n:g}" for n in sorted(numbers) if _is_year(n) and re.search(rf"\b{int(n)}\b", plain)]
     entity_stems = _stems(" ".join(w for span in spans for w in span)) | _stems(" ".join(dates))
     content = frozenset(
-        _root(w) for w in words
-        if w not in STOPWORDS and not w.isdigit() and w not in _NUMBER_WORDS  # numbers are checked as numbers
-    ) - entity_stems - _META_ROOTS
+        stem(w) for w in words
+        if w not in CLAIM_STOPWORDS and not w.isdigit() and w not in _NUMBER_WORDS  # numbers are checked as numbers
+    ) - entity_stems - _META_STEMS
     return ClaimDetails(
         entities=tuple(" ".join(span) for span in spans),
         dates=tuple(dict.fromkeys(dates)),
@@ -242,7 +230,7 @@ def claim_details(text: str) -> ClaimDetails:
         quantities=_quantities(plain, words) if numbers else frozenset(),
         content=content,
         content_pairs=tuple(pair for pair in _content_pairs(words) if pair[0] in content or pair[1] in content),
-        modifiers=frozenset(_root(w) for w in words if len(w) > 3 and not w.endswith(("s", "ed", "ing"))),
+        modifiers=frozenset(stem(w) for w in words if len(w) > 3 and not w.endswith(("s", "ed", "ing"))),
         stated_numbers=numbers,
     )
 
@@ -259,7 +247,7 @@ def evidence_terms(text: str, numbers: frozenset[float] | None = None) -> Eviden
     words = _words(plain)
     if numbers is None:
         numbers = numbers_in(plain) if _may_have_number(plain, words) else frozenset()
-    return EvidenceTerms(stems=frozenset(_root(w) for w in words), numbers=numbers,
+    return EvidenceTerms(stems=frozenset(stem(w) for w in words), numbers=numbers,
                          quantities=_quantities(plain, words) if numbers else frozenset(),
                          qualified=frozenset(_content_pairs(words)))
 
@@ -297,11 +285,11 @@ def unsupported_details(
         numbers = numbers | presupposed_numbers
     missing_parts = tuple(dict.fromkeys(
         part for entity in claim.entities for part in entity.split()
-        if any(s not in stems and s not in presupposed for s in _stems(part) if s not in STOPWORDS)
+        if any(s not in stems and s not in presupposed for s in _stems(part) if s not in CLAIM_STOPWORDS)
     ))
     dates = tuple(
         d for d in claim.dates
-        if (float(d) not in numbers if d.isdigit() else _root(d.lower()) not in stems | presupposed)
+        if (float(d) not in numbers if d.isdigit() else stem(d.lower()) not in stems | presupposed)
     )
     wrong_units: tuple[str, ...] = ()
     if claim.quantities:

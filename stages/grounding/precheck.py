@@ -26,7 +26,8 @@ from stages.grounding.question_alignment import Similarity, candidate_words, mis
 from stages.grounding.validate import refusal_answer
 from stages.ports import Embedder
 from stages.retrieval.query_analysis import analyze_query
-from stages.text.units import content_words, stem
+from stages.text.normalise import stem
+from stages.text.units import content_words
 
 __all__ = [
     "STAGE_VERSION",

@@ -39,11 +39,11 @@ import difflib
 import functools
 import os.path
 import re
-import unicodedata
 from collections.abc import Callable
 
 from stages.retrieval.query_analysis import analyze_query, reference_spans
-from stages.text.units import STOPWORDS, content_words, numbers_in, split_sentences, stem
+from stages.text.normalise import CLAIM_STOPWORDS, fold, stem
+from stages.text.units import content_words, numbers_in, split_sentences
 
 __all__ = [
     "STAGE_VERSION",
@@ -55,7 +55,6 @@ __all__ = [
     "missing_in_passage",
     "WINDOW_SENTENCES",
     "zipf",
-    "fold",
     "candidate_words",
     "Similarity",
     "NAME_SIMILARITY",
@@ -205,7 +204,7 @@ def question_specifics(question: str) -> Specifics:
         if word.lower().endswith("'s"):
             word = word[:-2]
         lower = word.lower()
-        if lower in STOPWORDS or lower in _ASKING or len(lower) < 2 or numbers_in(lower):
+        if lower in CLAIM_STOPWORDS or lower in _ASKING or len(lower) < 2 or numbers_in(lower):
             continue
         first = i == 0 or rest[:m.start()].rstrip().endswith((".", "?", "!", ":", '"'))
         if _ACRONYM.match(word) or (word[0].isupper() and not first):
@@ -215,11 +214,6 @@ def question_specifics(question: str) -> Specifics:
     negated = frozenset(content_words(question) - {"not", "never", "no", "none", "cannot"}) if _NEGATION.search(
         question) else frozenset()
     return Specifics(quantities=quantities, names=frozenset(names), rare=frozenset(rare), negated=negated)
-
-
-def fold(text: str) -> str:
-    """Lower case without accents ("Céleron" -> "celeron", "Besançon" -> "besancon")."""
-    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c)).lower()
 
 
 _INITIALS = re.compile(r"\b(?:[A-Z]\.){2,}|(?:\b[A-Z][a-z]+\s+){1,3}[A-Z][a-z]+")
@@ -313,7 +307,7 @@ def _statute_words(term: str) -> frozenset[str]:
 def candidate_words(text: str) -> frozenset[str]:
     """The words of a text a name or rare term may be mapped to by similarity (folded, no stop words)."""
     words, _ = _word_forms(text)
-    return frozenset(w for w in words if len(w) >= 3 and w not in STOPWORDS and w.isalpha())
+    return frozenset(w for w in words if len(w) >= 3 and w not in CLAIM_STOPWORDS and w.isalpha())
 
 
 def _similar(term: str, text_words: frozenset[str], similarity: Similarity | None, threshold: float) -> bool:

@@ -50,6 +50,7 @@ from stages.grounding.detail_checks import (
 from stages.generation.prompt import citable_ids, prompt_chunks
 from stages.grounding.comparison_side import wrong_side
 from stages.ingest.injection import INJECTION_FLAG
+from stages.text.normalise import stem
 from stages.text.units import (
     CITATION_GROUP,
     evidence_numbers,
@@ -58,7 +59,6 @@ from stages.text.units import (
     normalise_space,
     numbers_in,
     split_answer_units,
-    stem,
     strip_citations,
     words_and_stems,
 )

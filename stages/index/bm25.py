@@ -8,11 +8,11 @@ applied to the gathered postings before ranking, so a filtered-out document neve
 Persistence is in memory: ``to_bytes()`` packs the score matrix, vocabulary and parameters into one
 ``.npz`` byte string (``bm25s.BM25.save`` only writes to a directory, which stages may not do). Like
 bm25s's own ``params.index.json``, ``params`` names what the precomputed scores depend on (k1, b, method,
-...); ``stages.text.search_terms.normaliser_spec()`` names the tokenizer, stop list and stemmer that made the
+...); ``stages.text.normalise.normaliser_spec()`` names the tokenizer, stop list and stemmer that made the
 vocabulary. A saved index records both (``stages.index.search_index``), and loading it under other ones is refused.
 
 >>> lex = LexicalIndex.build(["Whoever commits theft shall be punished", "Definition of murder"])
->>> docs, scores = lex.search(tokenize("punishment for theft"), k=2)
+>>> docs, scores = lex.search(search_terms("punishment for theft"), k=2)
 >>> assert list(docs) == [0] and scores[0] > 0
 """
 
@@ -27,7 +27,7 @@ import bm25s
 import numpy as np
 
 from contracts.errors import ArtifactCorruptError
-from stages.text.search_terms import tokenize
+from stages.text.normalise import search_terms
 
 __all__ = ["LexicalIndex"]
 
@@ -51,7 +51,7 @@ class LexicalIndex:
     def build(cls, texts: Sequence[str]) -> LexicalIndex:
         model = bm25s.BM25(**_BM25_PARAMS)
         # An empty token list would make bm25s refuse the corpus; "" is its own placeholder for empty documents.
-        corpus_tokens = [tokenize(t) or [""] for t in texts]
+        corpus_tokens = [search_terms(t) or [""] for t in texts]
         if not corpus_tokens:
             corpus_tokens = [[""]]
         model.index(corpus_tokens, show_progress=False)

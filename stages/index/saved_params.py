@@ -3,8 +3,11 @@
 An index's ``params`` blob records the BM25 parameters its scores were computed with, the normaliser
 (tokenizer, stop list, stemmer, version) that made its vocabulary, and the build-time ``IndexConfig``
 (search-time fields excepted). ``check_params`` compares a saved blob with what this code would build under a
-config and raises ``IndexMismatchError`` naming every difference: a BM25 vocabulary made by another stemmer
-silently misses every query term it stems differently, so such an index is rebuilt, never searched.
+config. A BM25 vocabulary made by another normaliser (``stages.text.normalise``) or scored under other BM25
+parameters silently misses every query term it stems differently, so its BM25 side is never searched: those
+differences are returned, and the loader rebuilds BM25 from the chunks' texts (the FAISS vectors are kept,
+nothing is re-embedded; the next ``citebound ingest`` saves the rebuilt index). Any other difference (the
+FAISS build config) raises ``IndexMismatchError`` naming every one.
 
 >>> params_mismatches({"bm25": {"k1": 1.5}}, {"bm25": {"k1": 1.2}})
 ['bm25.k1: saved 1.5, now 1.2']
@@ -18,14 +21,17 @@ from collections.abc import Mapping
 from contracts.config import IndexConfig
 from contracts.errors import ContractViolationError, IndexMismatchError
 from stages.index.bm25 import LexicalIndex
-from stages.text.search_terms import normaliser_spec
+from stages.text.normalise import normaliser_spec
 
 __all__ = ["index_params", "params_mismatches", "check_params"]
 
 # IndexConfig fields that only steer a search: a saved index may be searched under other values.
 _SEARCH_TIME_FIELDS = frozenset({"hnsw_ef_search"})
-# Recorded for the reader, not compared: another bm25s release reads the same score matrix.
-_INFORMATIONAL_PARAMS = frozenset({"bm25.bm25s_version"})
+# Recorded for the reader, not compared: another bm25s release reads the same score matrix, and another
+# PyStemmer release that stems the probe the same (normaliser.probe_sha256) makes the same vocabulary.
+_INFORMATIONAL_PARAMS = frozenset({"bm25.bm25s_version", "normaliser.stemmer_library"})
+# What only the BM25 side is built under: a difference there is mended by rebuilding BM25 from the chunks.
+_LEXICAL_PARTS = ("bm25.", "normaliser.")
 _PARAMS_FORMAT = "citebound.index_params.v1"
 
 
@@ -55,8 +61,10 @@ def params_mismatches(saved: Mapping[str, object], expected: Mapping[str, object
     return out
 
 
-def check_params(blobs: Mapping[str, bytes], cfg: IndexConfig) -> None:
-    """Raise IndexMismatchError, naming every difference, unless the saved ``params`` match this code + ``cfg``."""
+def check_params(blobs: Mapping[str, bytes], cfg: IndexConfig) -> tuple[str, ...]:
+    """The differences between the saved ``params`` and this code + ``cfg`` when only the BM25 side differs
+    (the caller rebuilds BM25 from the chunks; ``()`` when nothing differs). Raise IndexMismatchError, naming
+    every difference, when anything else does, or when the index records no params."""
     if "params" not in blobs:
         raise IndexMismatchError(
             "the saved index does not record its BM25 parameters, normaliser or config (saved by an older "
@@ -69,8 +77,9 @@ def check_params(blobs: Mapping[str, bytes], cfg: IndexConfig) -> None:
     if not isinstance(saved, dict):
         raise ContractViolationError("index params blob is not a JSON object")
     differences = params_mismatches(saved, index_params(cfg))
-    if differences:
-        raise IndexMismatchError(
-            "the saved index was built under other settings than this code and config: "
-            + "; ".join(differences) + ". Rebuild the index (re-run `citebound ingest`)"
-        )
+    if all(d.startswith(_LEXICAL_PARTS) for d in differences):
+        return tuple(differences)
+    raise IndexMismatchError(
+        "the saved index was built under other settings than this code and config: "
+        + "; ".join(differences) + ". Rebuild the index (re-run `citebound ingest`)"
+    )

@@ -24,9 +24,11 @@ Persistence. ``to_blobs()`` returns ``{"faiss": serialize_index bytes, "bm25": n
 does, and more: the BM25 parameters its scores were computed with, the normaliser (tokenizer, stop list,
 stemmer, version) that made its vocabulary, and the build-time ``IndexConfig``. ``from_blobs`` refuses,
 with ``IndexMismatchError`` naming each difference, blobs built by another model, revision or dimension,
-or whose ``params`` differ from what this code would build under the given config (a BM25 vocabulary
-made by another stemmer silently misses every query term it stems differently; ``stages.index.saved_params``
-writes and compares ``params``). ``hnsw_ef_search`` is a search-time setting and is taken from the given config.
+or whose FAISS build ``params`` differ from what this code would build under the given config
+(``stages.index.saved_params`` writes and compares ``params``). A BM25 side saved under another normaliser
+or BM25 parameters is not loaded but rebuilt from the chunks (a vocabulary made by another stemmer silently
+misses every query term it stems differently); the vectors are kept. ``hnsw_ef_search`` is a search-time
+setting and is taken from the given config.
 
 >>> from tests.fakes import HashEmbedder  # doctest: +SKIP
 >>> index = SearchIndex.build(chunks, embedder.embed([c.text for c in chunks]), embedding_model=embedder.model_name,
@@ -251,7 +253,8 @@ class SearchIndex:
         missing = {"faiss", "bm25", "ids"} - set(blobs)
         if missing:
             raise ContractViolationError(f"index blobs lack {sorted(missing)}")
-        check_params(blobs, cfg)
+        # Saved under another normaliser or BM25 parameters: BM25 is rebuilt from the chunks (self.lexical).
+        rebuild_lexical = bool(check_params(blobs, cfg))
         try:
             ids = json.loads(blobs["ids"].decode("utf-8"))
         except (UnicodeDecodeError, ValueError) as exc:
@@ -284,6 +287,8 @@ class SearchIndex:
             faiss_index=faiss_index,
             slots=slots,
         )
+        if rebuild_lexical:
+            return index
         lexical = LexicalIndex.from_bytes(blobs["bm25"])
         if lexical.n_docs != len(index._lexical_slots):
             raise ContractViolationError(f"BM25 holds {lexical.n_docs} documents for {len(index._lexical_slots)} chunks")

@@ -17,7 +17,8 @@ from __future__ import annotations
 import re
 
 from contracts.retrieval import QueryAnalysis, QueryIntent, SectionRef
-from stages.text.search_terms import stem, tokenize
+from stages.text import normalise
+from stages.text.normalise import search_terms, stem
 
 __all__ = ["analyze_query", "DOC_CODE_ALIASES", "canonical_doc_code", "provision_kinds", "qualifier_of",
            "reference_spans"]
@@ -89,7 +90,8 @@ _INTENT_CUES: tuple[tuple[QueryIntent, re.Pattern[str]], ...] = (
     ),
 )
 
-# Everyday word (lower case, as stemmed by stages.text.search_terms.stem) -> the words statutes use for it.
+# Everyday word or phrase (lower case) -> the words statutes use for it. A word is matched by its stem
+# (``stages.text.normalise.stem``: "stealing", "steals" and "steal" all hit "steal"), a phrase as written.
 _LEGAL_SYNONYMS: dict[str, tuple[str, ...]] = {
     "jail": ("imprisonment",),
     "prison": ("imprisonment",),
@@ -125,7 +127,6 @@ _LEGAL_SYNONYMS: dict[str, tuple[str, ...]] = {
     "end his life": ("suicide",),
     "end her life": ("suicide",),
     "try": ("attempt",),
-    "tri": ("attempt",),
     "perjury": ("false evidence",),
     "beat": ("hurt", "assault"),
     "injure": ("hurt",),
@@ -139,7 +140,6 @@ _LEGAL_SYNONYMS: dict[str, tuple[str, ...]] = {
     "extort": ("extortion",),
     "rob": ("robbery",),
     "mug": ("robbery",),
-    "mugg": ("robbery",),
     "gang": ("dacoity",),
     "burglary": ("house-breaking", "house-trespass"),
     "break": ("house-breaking",),
@@ -148,7 +148,7 @@ _LEGAL_SYNONYMS: dict[str, tuple[str, ...]] = {
     "abduct": ("abduction",),
     "suicide": ("suicide", "abetment"),
     "drunk": ("intoxication",),
-    "intoxicat": ("intoxication",),
+    "intoxicated": ("intoxication",),
     "insane": ("unsoundness of mind",),
     "insanity": ("unsoundness of mind",),
     "mad": ("unsoundness of mind",),
@@ -260,14 +260,18 @@ _QUALIFIER_TITLE = re.compile(
 )
 _QUALIFIER_NAMES = {"attempt": "attempt", "abet": "abetment", "preparation": "preparation",
                     "conspiracy": "conspiracy", "presumption": "presumption"}
-# Forms of the query's own words (stemmed and as written) that ask about a qualifier.
+def _forms(words: str) -> frozenset[str]:
+    """The words as written and their stems (what a query's words are matched against)."""
+    return frozenset(w for word in words.split() for w in (word, stem(word)))
+
+
+# Words of the query (matched by stem) that ask about a qualifier.
 _QUALIFIER_CUES: dict[str, frozenset[str]] = {
-    "attempt": frozenset({"attempt", "try", "tri", "tried", "tries", "trie", "trying"}),
-    "abetment": frozenset({"abet", "abetment", "abettor", "help", "encourage", "encourag", "instigate",
-                           "instigat", "aid", "assist"}),
-    "preparation": frozenset({"prepar", "prepare", "preparation"}),
-    "conspiracy": frozenset({"conspir", "conspire", "conspiracy"}),
-    "presumption": frozenset({"presum", "presume", "presumption", "proof", "prove", "prov", "evidence", "burden"}),
+    "attempt": _forms("attempt try tried tries trying"),
+    "abetment": _forms("abet abetment abettor help encourage instigate aid assist"),
+    "preparation": _forms("prepare preparation"),
+    "conspiracy": _forms("conspire conspiracy"),
+    "presumption": _forms("presume presumption proof prove evidence burden"),
 }
 
 
@@ -343,25 +347,19 @@ def _intent(query: str) -> QueryIntent:
 
 
 def _word_forms(query: str) -> set[str]:
-    """Each word of the query as written, stemmed, and with the letter stemming took away put back
-    ("forging" -> "forg" -> "forge", "married" -> "marri" -> "marry"), so that the synonym map's
-    dictionary forms match every inflection, not only those whose stem happens to equal them."""
-    forms: set[str] = set()
-    for word in re.findall(r"[a-z]+", query.lower()):
-        stemmed = stem(word)
-        forms.update((word, stemmed))
-        if stemmed != word and word.endswith(("ing", "ed")):
-            forms.add(stemmed + "e")
-        if stemmed.endswith("i"):
-            forms.add(stemmed[:-1] + "y")
-    return forms
+    """Each word of the query as written and stemmed ("forging" -> "forging", "forg")."""
+    return set(_forms(" ".join(normalise.words(query))))
+
+
+# The stem a synonym map's word is matched by (a phrase is matched as written).
+_SYNONYM_STEMS = {word: stem(word) for word in _LEGAL_SYNONYMS if " " not in word}
 
 
 def _expansions(query: str, words: frozenset[str]) -> tuple[str, ...]:
     lowered = query.lower()
     out: list[str] = []
     for word, targets in _LEGAL_SYNONYMS.items():
-        hit = (" " in word and word in lowered) or word in words
+        hit = word in lowered if " " in word else (word in words or _SYNONYM_STEMS[word] in words)
         if hit:
             out.extend(t for t in targets if t not in out)
     return tuple(out)
@@ -398,10 +396,10 @@ def reference_spans(query: str) -> tuple[tuple[int, int], ...]:
 def analyze_query(query: str) -> QueryAnalysis:
     """Intent, keywords (stemmed, stop words dropped), section references, expansions, acts named and the
     qualifiers asked about ("tried to kill" -> attempt; "helping someone to ..." -> abetment)."""
-    keywords = tuple(dict.fromkeys(tokenize(query)))
+    keywords = tuple(dict.fromkeys(search_terms(query)))
     refs = _section_refs(query)
-    # Every form of the query's words, once: keywords, their stems, and each word as written and re-inflected.
-    words = frozenset(keywords) | {stem(w) for w in keywords} | _word_forms(query)
+    # Every form of the query's words, once: each word as written and its stem (the keywords among them).
+    words = frozenset(keywords) | _word_forms(query)
     return QueryAnalysis(
         intent=_intent(query),
         keywords=keywords,

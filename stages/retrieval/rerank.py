@@ -50,7 +50,7 @@ from dataclasses import astuple, dataclass
 import numpy as np
 
 from stages.ports import Embedder
-from stages.text.search_terms import stem, tokenize
+from stages.text.normalise import search_terms, stem
 
 __all__ = ["CandidateFeatures", "WordVectors", "candidate_features", "rerank", "RANK_COEFFICIENTS",
            "POOL_COEFFICIENTS", "RERANK_POOL", "CLOSE_RATIO", "content_terms"]
@@ -118,7 +118,7 @@ def rerank(
 
 def content_terms(text: str) -> tuple[str, ...]:
     """Stemmed content words of ``text`` without the words that only frame a question or a title."""
-    return tuple(dict.fromkeys(t for t in tokenize(text) if t not in _FRAME_WORDS and not t.isdigit()))
+    return tuple(dict.fromkeys(t for t in search_terms(text) if t not in _FRAME_WORDS and not t.isdigit()))
 
 
 class WordVectors:

@@ -69,7 +69,7 @@ from stages.index.search_index import SearchFilter, SearchIndex
 from stages.ports import Embedder
 from stages.retrieval.query_analysis import DOC_CODE_ALIASES, analyze_query, canonical_doc_code
 from stages.retrieval.rerank import RERANK_POOL, WordVectors, candidate_features, content_terms, rerank
-from stages.text.search_terms import tokenize
+from stages.text.normalise import search_terms
 
 __all__ = ["retrieve", "confidence_of", "resolve_doc_codes", "REF_CONFIDENCE"]
 
@@ -108,7 +108,7 @@ def rerank_features(query: str, analysis: QueryAnalysis, index: SearchIndex, emb
     out = []
     for rank, (slot, cosine) in enumerate(zip(slots, cosines, strict=True), start=1):
         chunk = index.chunk_at(slot)
-        coverage = len(keywords & set(tokenize(chunk.text))) / len(keywords) if keywords else 0.0
+        coverage = len(keywords & set(search_terms(chunk.text))) / len(keywords) if keywords else 0.0
         out.append(candidate_features(question_words, asked, chunk.provenance.section_title, chunk.text,
                                       cosine=float(cosine), coverage=coverage, firsts=firsts.count(slot),
                                       fused_rank=rank, vectors=vectors))
@@ -183,7 +183,7 @@ def _ranked(slots: np.ndarray) -> dict[int, int]:
 def _query_terms(analysis: QueryAnalysis) -> list[str]:
     terms = list(analysis.keywords)
     for phrase in analysis.expansions:
-        terms.extend(t for t in tokenize(phrase) if t not in terms)
+        terms.extend(t for t in search_terms(phrase) if t not in terms)
     return terms
 
 
@@ -364,7 +364,7 @@ def retrieve(
         p = chunk.provenance
         if p.tenant_id != tenant_id or p.project_id != project_id or not allowed.mask[slot]:
             raise StageInvariantError(f"filter leak: slot {slot} of tenant {p.tenant_id!r} reached a result")
-        coverage = len(keywords & set(tokenize(chunk.text))) / len(keywords) if keywords else 0.0
+        coverage = len(keywords & set(search_terms(chunk.text))) / len(keywords) if keywords else 0.0
         matched_by = tuple(
             name
             for name, hit in (("dense", slot in dense_rank), ("bm25", slot in bm25_rank), ("section_ref", slot in ref_set),

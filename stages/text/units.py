@@ -1,7 +1,9 @@
 """Shared text units for grounding: sentences, content words, numbers and citation markers.
 
 Every check that compares an answer with its evidence goes through these functions, so the answer
-and the chunk text are always cut and normalised the same way.
+and the chunk text are always cut and normalised the same way. What a word, a stop word and a stem are is
+decided by ``stages.text.normalise`` (the one normaliser BM25 uses too); this module adds what grounding
+needs on top: citations stripped from answers, brackets read as text in evidence, numbers, sentences.
 
 >>> split_sentences("Rs. 10,000 is the fine [A]. It applies.")
 ['Rs. 10,000 is the fine [A].', 'It applies.']
@@ -10,13 +12,13 @@ and the chunk text are always cut and normalised the same way.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from typing import NamedTuple
+
+from stages.text.normalise import CLAIM_STOPWORDS, claim_terms, stem, words
 
 __all__ = [
     "CITATION_GROUP",
     "STAGE_VERSION",
-    "STOPWORDS",
     "META_WORDS",
     "META_STEMS",
     "split_sentences",
@@ -24,7 +26,6 @@ __all__ = [
     "split_answer_units",
     "strip_citations",
     "content_words",
-    "stem",
     "numbers_in",
     "normalise_space",
     "is_meta_statement",
@@ -39,21 +40,6 @@ STAGE_VERSION = "text_units.v1"
 # One bracket holding one or more ids separated by "," or ";". Ids: letters, digits and _ . # - /
 _ID = r"[A-Za-z0-9_.#/\-]+"
 CITATION_GROUP = re.compile(rf"\[\s*({_ID}(?:\s*[,;]\s*{_ID})*)\s*\]")
-
-_WORD = re.compile(r"[a-z0-9]+")
-
-# Function words plus attribution verbs ("according to [X]", "per [X]", "[X] states"): they carry no claim.
-STOPWORDS: frozenset[str] = frozenset(
-    """a about above after again against all also am an and any are as at be because been before being below
-    between both but by can could did do does doing down during each either few for from further had has have
-    having he her here hers herself him himself his how i if in into is it its itself just me more most my
-    myself neither no nor not now of off on once only or other our ours ourselves out over own same she should
-    so some such than that the their theirs them themselves then there these they this those through to too
-    under until up very was we were what when where which while who whom whose why will with would you your
-    yours yourself yourselves shall may must might upon unless whether whereas thereof therein thereto hereby
-    herein within without per according accordingly says say said states stated provides provided under
-    additionally further furthermore moreover also thus hence therefore however""".split()
-)
 
 # Words a meta-statement is made of ("Based on the evidence:"). A sentence made only of these (and
 # stopwords) makes no claim and needs no citation.
@@ -134,35 +120,14 @@ def strip_citations(text: str) -> str:
     return CITATION_GROUP.sub(" ", text).replace("  ", " ").strip()
 
 
-_SUFFIXES = ("ations", "ation", "ments", "ment", "ings", "ing", "ables", "able", "ibles", "ible", "edly", "ed", "ies", "es", "s", "ly")
-
-
-@lru_cache(maxsize=65536)
-def stem(word: str) -> str:
-    """A light suffix stripper so "punished", "punishes" and "punishment" meet at "punish".
-
-    >>> stem("punished") == stem("punishment") == stem("punishes")
-    True
-    """
-    if word.isdigit() or len(word) <= 4:
-        return word
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
-            base = word[: -len(suffix)]
-            if suffix == "ies":
-                base += "y"
-            return base.rstrip("e") if len(base) > 4 else base
-    return word.rstrip("e") if len(word) > 4 else word
-
-
 def content_words(text: str) -> frozenset[str]:
-    """Stemmed, lower-cased words of the text that can carry a claim (no stopwords, no citations).
+    """Stemmed, lower-cased words of the text that can carry a claim (no stopwords, no citations):
+    ``stages.text.normalise.claim_terms`` of the text without its citations.
 
     >>> sorted(content_words("According to [IPC_420_0], cheating is punished."))
     ['cheat', 'punish']
     """
-    plain = strip_citations(text).lower()
-    return frozenset(stem(w) for w in _WORD.findall(plain) if w not in STOPWORDS)
+    return claim_terms(strip_citations(text))
 
 
 _UNITS = {
@@ -275,7 +240,7 @@ def word_stems(text: str) -> frozenset[str]:
     >>> sorted(word_stems("Not punishable [A]"))
     ['a', 'not', 'punish']
     """
-    return frozenset(stem(w) for w in _WORD.findall(_unbracket(text).lower()))
+    return frozenset(stem(w) for w in words(_unbracket(text)))
 
 
 def words_and_stems(text: str, *, evidence: bool = False) -> tuple[frozenset[str], frozenset[str]]:
@@ -288,10 +253,10 @@ def words_and_stems(text: str, *, evidence: bool = False) -> tuple[frozenset[str
     plain = _unbracket(text) if evidence else strip_citations(text)
     content: set[str] = set()
     stems: set[str] = set()
-    for word in _WORD.findall(plain.lower()):
+    for word in words(plain):
         stemmed = stem(word)
         stems.add(stemmed)
-        if word not in STOPWORDS:
+        if word not in CLAIM_STOPWORDS:
             content.add(stemmed)
     return frozenset(content), frozenset(stems)
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-import stages.text.search_terms as search_terms
+import stages.text.normalise as normalise
 from contracts import ArtifactStore, IndexManifest
 from flows import tasks
 from flows.ingest_flow import INDEX_POINTER, ingest_flow
@@ -33,14 +33,14 @@ def test_stale_index_is_rebuilt_on_unchanged_reingest(prefect_harness, fake_back
     (corpus / "wages_act.txt").write_text(WAGES_ACT, encoding="utf-8")
     store_root = tmp_path / "store"
     with monkeypatch.context() as patch:
-        patch.setattr(search_terms, "NORMALISER_VERSION", "tokenize.v0")
+        patch.setattr(normalise, "NORMALISER_VERSION", "normalise.v0")
         first = _ingest(store_root, corpus)
-    assert _saved_params(store_root)["normaliser"]["version"] == "tokenize.v0"
+    assert _saved_params(store_root)["normaliser"]["version"] == "normalise.v0"
 
     second = _ingest(store_root, corpus)
     assert [f.status for f in second.files] == ["unchanged", "unchanged"]
     assert second.index_sha256 != first.index_sha256, "the stale index was rebuilt"
-    assert _saved_params(store_root)["normaliser"]["version"] == search_terms.NORMALISER_VERSION
+    assert _saved_params(store_root)["normaliser"]["version"] == normalise.NORMALISER_VERSION
     run = ArtifactStore(store_root).get_run(second.run_id)
     assert all(s.cached for s in run.steps if s.stage == "embed"), "rebuilt from the stored vectors"
     tasks._cached_index.cache_clear()

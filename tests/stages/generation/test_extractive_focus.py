@@ -13,7 +13,8 @@ from stages.generation.clause_units import clause_units
 from stages.generation.extractive_reader import CHAR_BUDGET, defined_terms, section_of_id, sections_named
 from stages.generation.prompt import generation_request
 from stages.grounding.validate import extract_citations, validate_answer_text
-from stages.text.units import normalise_space, strip_citations
+from stages.text.normalise import stem
+from stages.text.units import content_words, normalise_space, strip_citations
 from tests.packs import make_chunk, make_pack
 
 pytestmark = pytest.mark.unit
@@ -222,9 +223,10 @@ def test_clause_units_are_verbatim_on_real_ipc_sections(shared_data) -> None:  #
 
 
 def test_definition_helpers() -> None:
-    assert defined_terms('(c) "employer" means any person') == frozenset({"employer"})
+    # Terms are the normaliser's stems ("employer" -> "employ").
+    assert defined_terms('(c) "employer" means any person') == content_words("employer") == {stem("employer")}
     assert defined_terms("Whoever ... is said to “cheat”") == frozenset({"cheat"})
-    assert defined_terms("“Wrongful loss”: Wrongful loss is the loss by unlawful means") >= {"wrongful", "loss"}
+    assert defined_terms("“Wrongful loss”: Wrongful loss is the loss by unlawful means") >= content_words("wrongful loss")
     assert defined_terms("Whoever cheats shall be punished with fine") == frozenset()
     assert section_of_id("WagesAct_12_0") == ("WagesAct", "12") and section_of_id("IPC_p3_0") == ("IPC", "p3")
     assert sections_named("What does section 2 say about wages?") == {(None, "2")}

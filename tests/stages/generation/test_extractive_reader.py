@@ -238,8 +238,9 @@ def test_the_evidence_order_breaks_near_ties_in_favour_of_the_better_retrieved_c
 )
 def test_statute_forms_of_definition_are_recognised(unit, term) -> None:  # noqa: ANN001
     from stages.generation.extractive_reader import defined_terms
+    from stages.text.normalise import stem
 
-    assert term in defined_terms(unit)
+    assert stem(term) in defined_terms(unit)  # the normaliser's stem: "forgery" -> "forgeri"
 
 
 def test_a_penalty_clause_is_not_read_as_a_definition() -> None:
@@ -267,8 +268,9 @@ def test_a_definition_question_on_a_statute_offence_is_answered_not_refused() ->
 )
 def test_textbook_forms_of_definition_are_recognised(unit, term) -> None:  # noqa: ANN001
     from stages.generation.extractive_reader import defined_terms
+    from stages.text.normalise import stem
 
-    assert term in defined_terms(unit)
+    assert stem(term) in defined_terms(unit)  # the normaliser's stem: "forgery" -> "forgeri"
 
 
 def test_a_textbook_definition_question_prefers_the_definition_of_its_own_term() -> None:

@@ -27,7 +27,7 @@ def test_multiword_names_and_roman_numerals_are_checked_word_by_word() -> None:
     assert missing("Rollo swore fealty to King Louis III of West Francia.", evidence).entities == ("Louis",)
     faithful = missing("Rollo swore fealty to King Charles III of West Francia.", evidence)
     # "swore" is not in the evidence ("swear" is): a content word, not a swapped name nor a substitution.
-    assert (faithful.entities, faithful.substituted, faithful.content) == ((), (), ("swor",))
+    assert (faithful.entities, faithful.substituted, faithful.content) == ((), (), ("swore",))
 
 
 def test_a_capitalised_opening_word_is_a_content_word_unless_a_name_follows() -> None:
@@ -62,12 +62,12 @@ def test_question_words_are_presupposed_but_not_evidence() -> None:
     knowledge = "Milhouse was named after President Richard Nixon."
     assert not missing("The Simpsons character Milhouse was named after Richard Nixon.", knowledge, question)
     assert missing("The Simpsons character Milhouse was named after Richard Nixon.", knowledge).entities == ("Simpsons",)
-    assert missing("Milhouse was named after a famous musician.", knowledge, question).content == ("famou", "musician")
+    assert missing("Milhouse was named after a famous musician.", knowledge, question).content == ("famous", "musician")
 
 
 def test_a_qualifier_swapped_for_the_evidences_own_is_a_substitution() -> None:
     evidence = "being a police officer, commits rape within the limits of the police station"
-    assert missing("being a military officer, commits rape", evidence).substituted == ("military",)
+    assert missing("being a military officer, commits rape", evidence).substituted == ("militari",)
     # A verb before a noun is not taken for a qualifier.
     assert missing("The Act defines employer broadly.", '"employer" means any person who employs').substituted == ()
 

@@ -7,7 +7,7 @@ import pytest
 
 from contracts.errors import ArtifactCorruptError
 from stages.index.bm25 import LexicalIndex
-from stages.text.search_terms import tokenize
+from stages.text.normalise import search_terms
 
 pytestmark = pytest.mark.unit
 
@@ -21,7 +21,7 @@ DOCS = [
 
 def test_search_ranks_by_bm25_and_returns_only_matching_documents():
     index = LexicalIndex.build(DOCS)
-    docs, scores = index.search(tokenize("theft"), k=10)
+    docs, scores = index.search(search_terms("theft"), k=10)
     assert set(docs.tolist()) == {0, 2}
     assert docs[0] == 2, "two mentions in a shorter document outrank one"
     assert np.all(np.diff(scores) <= 0)
@@ -31,7 +31,7 @@ def test_search_ranks_by_bm25_and_returns_only_matching_documents():
 def test_mask_removes_documents_before_the_top_k_is_taken():
     index = LexicalIndex.build(DOCS)
     allowed = np.array([True, True, False, True])
-    docs, _ = index.search(tokenize("theft"), k=1, allowed=allowed)
+    docs, _ = index.search(search_terms("theft"), k=1, allowed=allowed)
     assert docs.tolist() == [0], "the best unmasked document fills the only slot"
 
 
@@ -39,7 +39,7 @@ def test_bytes_round_trip_scores_identically():
     index = LexicalIndex.build(DOCS)
     loaded = LexicalIndex.from_bytes(index.to_bytes())
     for query in ("theft", "punished death", "defamation words", "cattle house"):
-        a, b = index.search(tokenize(query), 4), loaded.search(tokenize(query), 4)
+        a, b = index.search(search_terms(query), 4), loaded.search(search_terms(query), 4)
         assert a[0].tolist() == b[0].tolist() and np.allclose(a[1], b[1])
 
 

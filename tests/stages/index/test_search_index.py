@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import stages.index.bm25 as bm25
-import stages.text.search_terms as search_terms
+import stages.text.normalise as normalise
 
 from contracts import Chunk, ChunkProvenance, IndexConfig, sha256_text
 from contracts.errors import ContractViolationError, IndexMismatchError
@@ -262,47 +262,77 @@ def test_params_blob_records_bm25_parameters_normaliser_and_config(embedder):
     params = json.loads(index.to_blobs()["params"])
     assert params["bm25"]["k1"] == 1.2 and params["bm25"]["b"] == 0.75 and params["bm25"]["method"] == "lucene"
     assert params["bm25"]["bm25s_version"] == bm25.bm25s.__version__
-    assert params["normaliser"]["version"] == search_terms.NORMALISER_VERSION
-    assert params["normaliser"]["stopwords"] == len(search_terms.STOPWORDS)
+    assert params["normaliser"]["version"] == normalise.NORMALISER_VERSION
+    assert params["normaliser"]["stopwords"] == len(normalise.SEARCH_STOPWORDS)
     assert params["index_config"]["bm25_title_repeat"] == 3 and params["index_config"]["index_type"] == "flat"
 
 
-def test_index_saved_with_other_bm25_parameters_is_refused(embedder, monkeypatch):
+def _lexical_hits(index: SearchIndex, text: str) -> list[str]:
+    """The chunk ids BM25 finds for ``text`` (tenant t1), best first."""
+    slots, _ = index.lexical_search(normalise.search_terms(text), 10, index.compile_filter(SearchFilter("t1", "p1")))
+    return [index.chunk_at(int(s)).chunk_id for s in slots]
+
+
+def _stale_then_loaded(embedder, patch_old, *patches):
+    """An index saved under an older normaliser or BM25 setting (``patches`` applied while building), then
+    loaded by this code: (fresh build, loaded index, the differences saved_params names)."""
+    from stages.index.saved_params import check_params
+
+    with patch_old.context() as patch:
+        for target, name, value in patches:
+            patch.setattr(target, name, value)
+        stale = build(statute_chunks(), embedder)
+        blobs = stale.to_blobs()
+    fresh = build(statute_chunks(), embedder)
+    return fresh, stale, load(blobs, stale, embedder), check_params(blobs, IndexConfig())
+
+
+def test_index_saved_with_other_bm25_parameters_gets_its_bm25_rebuilt(embedder, monkeypatch):
+    fresh, _, loaded, differences = _stale_then_loaded(
+        embedder, monkeypatch, (bm25, "_BM25_PARAMS", {"k1": 1.5, "b": 0.6, "method": "lucene"}))
+    assert "bm25.k1: saved 1.5, now 1.2" in differences and "bm25.b: saved 0.6, now 0.75" in differences
+    assert loaded.lexical.params == fresh.lexical.params
+    for text in TEXTS.values():
+        a = fresh.lexical_search(normalise.search_terms(text), 10, fresh.compile_filter(SearchFilter("t1", "p1")))
+        b = loaded.lexical_search(normalise.search_terms(text), 10, loaded.compile_filter(SearchFilter("t1", "p1")))
+        assert a[0].tolist() == b[0].tolist() and np.allclose(a[1], b[1]), "scored under this code's k1 and b"
+
+
+def test_index_saved_with_another_stop_list_gets_its_bm25_rebuilt(embedder, monkeypatch):
+    _, stale, loaded, differences = _stale_then_loaded(
+        embedder, monkeypatch, (normalise, "SEARCH_STOPWORDS", normalise.SEARCH_STOPWORDS | {"whoever"}))
+    now = len(normalise.SEARCH_STOPWORDS)
+    assert any(d.startswith(f"normaliser.stopwords: saved {now + 1}, now {now}") for d in differences)
+    assert _lexical_hits(stale, "whoever") == [], "the saved vocabulary has no 'whoever'"
+    assert len(_lexical_hits(loaded, "whoever")) == 4, "rebuilt: every section saying 'whoever' is found"
+
+
+def test_index_saved_with_another_stemmer_gets_its_bm25_rebuilt_even_without_a_version_bump(embedder, monkeypatch):
+    _, stale, loaded, differences = _stale_then_loaded(
+        embedder, monkeypatch, (normalise, "stem", lambda word: word))  # no stemming: "punished" stays "punished"
+    assert [d.split(":")[0] for d in differences] == ["normaliser.probe_sha256"], "only the behaviour changed"
+    # "punishes" is stemmed "punish" now; the unstemmed vocabulary has only "punishment" and "punished".
+    assert _lexical_hits(stale, "punishes") == []
+    assert len(_lexical_hits(loaded, "punishes")) == 3, "rebuilt: 'punished' in ss. 302, 379, 420 meets 'punishes'"
+    assert np.array_equal(loaded.vectors_of(range(loaded.n_slots)), stale.vectors_of(range(stale.n_slots))), \
+        "the vectors are the saved ones, nothing re-embedded"
+
+
+def test_index_saved_under_another_normaliser_version_gets_its_bm25_rebuilt(embedder, monkeypatch):
+    _, _, loaded, differences = _stale_then_loaded(embedder, monkeypatch, (normalise, "NORMALISER_VERSION", "normalise.v0"))
+    assert differences == ("normaliser.version: saved 'normalise.v0', now 'normalise.v1'",)
+    assert json.loads(loaded.to_blobs()["params"])["normaliser"]["version"] == "normalise.v1"
+
+
+def test_index_saved_under_another_normaliser_and_another_config_is_refused(embedder, monkeypatch):
     with monkeypatch.context() as patch:
-        patch.setattr(bm25, "_BM25_PARAMS", {"k1": 1.5, "b": 0.6, "method": "lucene"})
-        index = build(statute_chunks(), embedder)
+        patch.setattr(normalise, "NORMALISER_VERSION", "normalise.v0")
+        index = build(statute_chunks(), embedder, IndexConfig(bm25_title_repeat=3))
         blobs = index.to_blobs()
-    with pytest.raises(IndexMismatchError, match=r"bm25\.k1: saved 1\.5, now 1\.2") as err:
+    with pytest.raises(IndexMismatchError) as err:
         load(blobs, index, embedder)
-    assert "bm25.b: saved 0.6, now 0.75" in str(err.value) and "rebuild" in str(err.value).lower()
-
-
-def test_index_saved_with_another_stop_list_is_refused(embedder, monkeypatch):
-    with monkeypatch.context() as patch:
-        patch.setattr(search_terms, "STOPWORDS", search_terms.STOPWORDS | {"whoever"})
-        index = build(statute_chunks(), embedder)
-        blobs = index.to_blobs()
-    with pytest.raises(IndexMismatchError, match=r"normaliser\.stopwords: saved 137, now 136"):
-        load(blobs, index, embedder)
-
-
-def test_index_saved_with_another_stemmer_is_refused_even_without_a_version_bump(embedder, monkeypatch):
-    with monkeypatch.context() as patch:
-        patch.setattr(search_terms, "stem", lambda word: word)  # no stemming at all: "thefts" stays "thefts"
-        index = build(statute_chunks(), embedder)
-        blobs = index.to_blobs()
-    with pytest.raises(IndexMismatchError, match=r"normaliser\.probe_sha256") as err:
-        load(blobs, index, embedder)
-    assert "normaliser.version" not in str(err.value), "only the behaviour changed, and that is what is named"
-
-
-def test_index_saved_under_another_normaliser_version_is_refused(embedder, monkeypatch):
-    with monkeypatch.context() as patch:
-        patch.setattr(search_terms, "NORMALISER_VERSION", "tokenize.v0")
-        index = build(statute_chunks(), embedder)
-        blobs = index.to_blobs()
-    with pytest.raises(IndexMismatchError, match=r"normaliser\.version: saved 'tokenize\.v0', now 'tokenize\.v1'"):
-        load(blobs, index, embedder)
+    assert "index_config.bm25_title_repeat: saved 3, now 2" in str(err.value)
+    assert "normaliser.version" in str(err.value), "every difference is named"
 
 
 @pytest.mark.parametrize(

@@ -155,7 +155,7 @@ def test_each_result_confidence_counts_the_rankings_that_put_it_first(embedder, 
     import numpy as np
 
     from stages.retrieval.query_analysis import analyze_query
-    from stages.text.search_terms import tokenize
+    from stages.text.normalise import search_terms
 
     index = build([make_chunk(text, section=str(n)) for n, text in enumerate(texts, start=1)], embedder)
     # The retrieve.v4 confidence (plain fusion; the rerank's own confidence is tested in test_rerank.py).
@@ -174,7 +174,7 @@ def test_each_result_confidence_counts_the_rankings_that_put_it_first(embedder, 
     keywords = set(analyze_query(query).keywords)
     for item in result.results:
         cosine = float(np.dot(index.vectors_of([index._slot_of[item.metadata.chunk_id]])[0], query_vector))
-        coverage = len(keywords & set(tokenize(item.content_snippet))) / len(keywords)
+        coverage = len(keywords & set(search_terms(item.content_snippet))) / len(keywords)
         expected = confidence_of(cosine, coverage, firsts=firsts.get(item.source_id, 0))
         assert item.confidence == pytest.approx(expected, abs=1e-6), item.source_id
 
