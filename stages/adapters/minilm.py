@@ -18,7 +18,7 @@ import importlib.metadata
 from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["MODEL_NAME", "MODEL_DIM", "MAX_SEQ_LENGTH", "model_dir", "model_revision"]
+__all__ = ["MODEL_NAME", "MODEL_DIM", "MAX_SEQ_LENGTH", "MiniLMIdentity", "model_dir", "model_revision"]
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 MODEL_DIM = 384
@@ -55,3 +55,20 @@ def model_revision() -> str:
         digest.update(name.encode())
         digest.update(path.read_bytes() if path.exists() else b"<absent>")
     return f"{importlib.metadata.version(_PACKAGE)}+{digest.hexdigest()[:12]}"
+
+
+class MiniLMIdentity:
+    """The ``Embedder`` identity both encoders report: ``model_name``, ``model_revision`` and ``dim``."""
+
+    @property
+    def model_name(self) -> str:
+        return MODEL_NAME
+
+    @property
+    def model_revision(self) -> str:
+        """``<package version>+<12 hex of the sha256 over the model's config files>`` (``model_revision()``)."""
+        return model_revision()
+
+    @property
+    def dim(self) -> int:
+        return MODEL_DIM

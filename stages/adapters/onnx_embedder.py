@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from stages.adapters import onnx_runtime
-from stages.adapters.minilm import MAX_SEQ_LENGTH, MODEL_DIM, MODEL_NAME, model_dir, model_revision
+from stages.adapters.minilm import MAX_SEQ_LENGTH, MODEL_DIM, MODEL_NAME, MiniLMIdentity, model_dir, model_revision
 
 __all__ = ["OnnxMiniLMEmbedder", "export_minilm", "ensure_exported", "EXPORT_VERSION"]
 
@@ -159,7 +159,7 @@ def ensure_exported(cache_dir: Path, *, again: bool = False) -> tuple[Path, str]
     return _export_into(folder)
 
 
-class OnnxMiniLMEmbedder:
+class OnnxMiniLMEmbedder(MiniLMIdentity):
     """``stages.ports.Embedder`` over all-MiniLM-L6-v2 on ONNX Runtime: float32, L2-normalised, batched, CPU."""
 
     def __init__(self, cache_dir: str | Path, *, threads: int = 1, batch_size: int = 32) -> None:
@@ -169,18 +169,6 @@ class OnnxMiniLMEmbedder:
         self._lock = threading.Lock()
         self._session: Any = None
         self._tokenizer: Any = None
-
-    @property
-    def model_name(self) -> str:
-        return MODEL_NAME
-
-    @property
-    def model_revision(self) -> str:
-        return model_revision()
-
-    @property
-    def dim(self) -> int:
-        return MODEL_DIM
 
     @property
     def threads(self) -> int:

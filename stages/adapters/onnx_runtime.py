@@ -12,6 +12,17 @@ contention, measured there for torch), and concurrent calls from several threads
 A batch job (ingestion) passes ``threads=0`` (ONNX Runtime picks one per physical core) or a number. Pool
 threads never spin-wait between calls unless ``spin=True``: an idle process holding a session uses no CPU.
 
+The public entry point for any model (the query encoder now, the trained verifier at its merge) is
+``load_session(file, sha256, threads=N)``: one call, a hash-checked session shared per process. A model with
+its own error type catches ``OnnxModelError`` (its message starts with the file's path) and re-raises, e.g.::
+
+    try:
+        session = load_session(model_dir / card.model_file, card.model_sha256, threads=self._threads)
+    except OnnxModelError as exc:
+        raise VerifierLoadError(str(exc)) from exc
+
+Side files a model reads itself (a tokenizer) are checked with ``sha256_file(path) == recorded``.
+
 ``write_model(path, data)`` stores an ONNX file the way a cache must (a temp file beside it, fsync, rename)
 and returns the sha256 to record for ``load_session``.
 
@@ -29,12 +40,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any
 
 from contracts.errors import CiteboundError
+from contracts.store import atomic_write
 
 __all__ = ["OnnxModelError", "load_session", "write_model", "sha256_file", "loaded_sessions"]
 
@@ -58,22 +69,8 @@ def sha256_file(path: str | os.PathLike[str]) -> str:
 
 
 def write_model(path: str | os.PathLike[str], data: bytes) -> str:
-    """Write ``data`` to ``path`` whole or not at all (temp file, fsync, ``os.replace``); returns its sha256."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    """Write ``data`` to ``path`` whole or not at all (``contracts.store.atomic_write``); returns its sha256."""
+    atomic_write(Path(path), data)
     return hashlib.sha256(data).hexdigest()
 
 

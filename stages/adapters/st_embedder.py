@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from stages.adapters.minilm import MODEL_DIM, MODEL_NAME, model_dir, model_revision
+from stages.adapters.minilm import MODEL_DIM, MODEL_NAME, MiniLMIdentity, model_dir
 
 __all__ = ["SentenceTransformersEmbedder", "MODEL_NAME", "MODEL_DIM"]
 
@@ -58,25 +58,12 @@ def _load_model() -> Any:
     return _loaded_model
 
 
-class SentenceTransformersEmbedder:
+class SentenceTransformersEmbedder(MiniLMIdentity):
     """``stages.ports.Embedder`` over all-MiniLM-L6-v2: float32, L2-normalised, batched, CPU."""
 
     def __init__(self, batch_size: int = 64, num_threads: int | None = None) -> None:
         self._batch_size = batch_size
         self._num_threads = num_threads
-
-    @property
-    def model_name(self) -> str:
-        return MODEL_NAME
-
-    @property
-    def model_revision(self) -> str:
-        """``<package version>+<12 hex of the sha256 over the model's config files>`` (``minilm.model_revision``)."""
-        return model_revision()
-
-    @property
-    def dim(self) -> int:
-        return MODEL_DIM
 
     def _model(self) -> Any:
         model = _load_model()
