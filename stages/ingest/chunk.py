@@ -46,18 +46,10 @@ STAGE_VERSION = "chunk.v1"
 
 # Token counts of the strings the splitter and the overlap measure, by string: a document's lines and words
 # recur (measured over the statute and NCERT PDFs: 28,778 counts of 8,729 distinct strings), and a count is a
-# regex pass over the string. Bounded like model_tokens' own piece cache.
-_counts: dict[str, int] = {}
-_MAX_COUNTED = 200_000
-
-
+# regex pass over the string.
+@lru_cache(maxsize=200_000)
 def _count(text: str) -> int:
-    n = _counts.get(text)
-    if n is None:
-        if len(_counts) >= _MAX_COUNTED:
-            _counts.clear()
-        n = _counts[text] = count_tokens(text)
-    return n
+    return count_tokens(text)
 
 
 def _split_length(text: str) -> int:
