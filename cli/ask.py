@@ -49,11 +49,28 @@ def _running_api(args: argparse.Namespace):  # noqa: ANN202 - api.client.ApiClie
     """The user's running ``citebound api`` for this store, if any (the warm path: no torch/Prefect here)."""
     if os.environ.get("CITEBOUND_PREFECT", "background") != "background":
         return None  # tests and ephemeral runs stay in-process
-    from api.client import api_for_store
     from flows.settings import Settings
 
     settings = Settings()
+    if not _listening(settings.api_url):
+        return None  # nothing there: skip importing httpx and asking
+    from api.client import api_for_store
+
     return api_for_store(store_root(args), settings.api_url, settings.api_key)
+
+
+def _listening(url: str) -> bool:
+    """Whether anything accepts connections at the URL's host and port (a refused connect takes microseconds)."""
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        with socket.create_connection((parts.hostname or "127.0.0.1", port), timeout=0.5):
+            return True
+    except (OSError, ValueError):
+        return False
 
 
 def _edge_settings(overrides: dict[str, str]) -> dict[str, str]:
@@ -109,7 +126,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
                 client.close()
 
         answers = via_api()
-    else:
+    elif args.flow_run:
         root = prepare(args)
         from flows.answer_flow import answer_flow
         from flows.runners import local_run_settings
@@ -120,6 +137,13 @@ def cmd_ask(args: argparse.Namespace) -> int:
                     yield answer_flow(question=q, store=str(root), **params)
 
         answers = run_all()
+    else:
+        # The answer flow's body without a Prefect flow run: the same stages, artifacts and run record
+        # (tests/cli/test_ask_cold.py), neither Prefect nor its server needed.
+        root = prepare(args, prefect=False)
+        from flows.answer_flow import answer_question
+
+        answers = (answer_question(q, store=str(root), **params) for q in questions)
     refused = 0
     for q, answer in zip(questions, answers, strict=True):
         refused += answer.status != "success"
@@ -234,6 +258,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
             sp.add_argument("--set", action="append", default=[],
                             help="key=value: a retrieval or policy setting for this question (repeatable), "
                                  "e.g. dense_weight=1 or min_confidence=0.7")
+            sp.add_argument("--flow-run", action="store_true",
+                            help="answer as a Prefect flow run on your local Prefect server (shown in its UI); "
+                                 "the answer, artifacts and run record are the same without it")
         else:
             sp.add_argument("--mode", choices=["hybrid", "dense", "bm25"], default="hybrid")
         sp.set_defaults(func=func)

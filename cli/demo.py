@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from pathlib import Path
 
 from cli.ask import format_answer
@@ -44,12 +45,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
         print_ingest(report)
     print()
     outcomes = []
+    started = time.perf_counter()
     for q in questions:
         print(f"== Q: {q}")
         answer = answer_flow(question=q, store=str(root))
         print(format_answer(answer))
         print()
         outcomes.append(answer.status == "success")
+    print(f"({len(questions)} questions answered in {time.perf_counter() - started:.1f} s)")
     expected = [True] * (len(questions) - 1) + [False]
     if os.environ.get("CITEBOUND_PREFECT", "background") == "background":
         print(f"(Your local Prefect server keeps running, so later commands start fast. Try\n"

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from prefect import flow
 
 from contracts import (
     Answer,
@@ -33,6 +32,7 @@ from contracts.errors import (
 from flows import runs
 from flows.backends import LLMSpec, llm_spec_from_settings
 from flows.ingest_flow import INDEX_POINTER
+from flows.lazy_prefect import flow
 from flows.settings import Settings
 from flows import tasks as _tasks
 from flows.tasks import _store

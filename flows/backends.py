@@ -43,22 +43,39 @@ def register_llm(name: str, factory: Callable[[dict[str, str]], LLM]) -> None:
 
 
 def _default_embedder() -> Embedder:
+    """all-MiniLM-L6-v2 on ONNX Runtime, its graph cached under ``CITEBOUND_MODEL_CACHE``."""
+    import os
+
+    from stages.adapters.onnx_embedder import OnnxMiniLMEmbedder
+
+    # Query-serving processes (ask, retrieve, api) set CITEBOUND_QUERY_THREADS=1: one thread per call, no
+    # pool (see stages/adapters/onnx_runtime.py); ingestion lets ONNX Runtime use a thread per core.
+    threads = os.environ.get("CITEBOUND_QUERY_THREADS")
+    return OnnxMiniLMEmbedder(Settings().model_cache, threads=int(threads) if threads else 0)
+
+
+def _torch_embedder() -> Embedder:
+    """The same model through sentence-transformers on torch: the reference the ONNX encoder is held to."""
     import os
 
     from stages.adapters.st_embedder import SentenceTransformersEmbedder
 
-    # Query-serving processes (ask, retrieve) set CITEBOUND_QUERY_THREADS=1: see the adapter's docstring.
     threads = os.environ.get("CITEBOUND_QUERY_THREADS")
     return SentenceTransformersEmbedder(num_threads=int(threads) if threads else None)
 
 
+_BUILT_IN_EMBEDDERS: dict[str, Callable[[], Embedder]] = {"minilm": _default_embedder, "minilm-torch": _torch_embedder}
+
+
 def get_embedder(name: str = "minilm") -> Embedder:
-    """The process-wide embedder called ``name`` (``minilm`` = all-MiniLM-L6-v2 from its PyPI package)."""
+    """The process-wide embedder called ``name``: ``minilm`` = all-MiniLM-L6-v2 from its PyPI package on ONNX
+    Runtime; ``minilm-torch`` = the same through sentence-transformers (same identity, vectors within 1e-6)."""
     with _lock:
         if name not in _embedders:
-            factory = _embedder_factories.get(name) or (_default_embedder if name == "minilm" else None)
+            factory = _embedder_factories.get(name) or _BUILT_IN_EMBEDDERS.get(name)
             if factory is None:
-                raise ConfigError(f"unknown embedder {name!r}; known: minilm, {', '.join(_embedder_factories)}")
+                known = ", ".join([*_BUILT_IN_EMBEDDERS, *_embedder_factories])
+                raise ConfigError(f"unknown embedder {name!r}; known: {known}")
             _embedders[name] = factory()
         return _embedders[name]
 

@@ -9,9 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from prefect import flow, task
 from tqdm import tqdm
-from prefect.cache_policies import NO_CACHE
 
 from contracts import (
     ArtifactRef,
@@ -36,6 +34,7 @@ from contracts import (
 from contracts.errors import CiteboundError, IngestError
 from flows import runs
 from flows.backends import get_embedder
+from flows.lazy_prefect import NO_CACHE, flow, task
 from flows.settings import Settings
 from flows.tasks import (
     _store,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import uuid
 from datetime import UTC, datetime
 
@@ -12,6 +13,8 @@ __all__ = ["RunRecorder", "current_run_id"]
 
 def current_run_id() -> str:
     """The Prefect flow-run id when inside a flow run, else a fresh uuid (e.g. a task called via ``.fn``)."""
+    if "prefect" not in sys.modules:
+        return str(uuid.uuid4())  # no flow run without Prefect; looking would import it (0.75 s)
     try:
         from prefect.runtime import flow_run
 

@@ -47,6 +47,9 @@ class Settings(BaseSettings):
     shared_data: Path | None = None
     eval_cache: Path = Field(default_factory=lambda: Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
                              / "citebound" / "eval")
+    # Models written from installed packages' weights (the MiniLM ONNX graph), each checked by its sha256.
+    model_cache: Path = Field(default_factory=lambda: Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+                              / "citebound" / "models")
 
     @property
     def shared_data_dir(self) -> Path:

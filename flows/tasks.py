@@ -19,10 +19,9 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
-from prefect import task
-from prefect.cache_policies import NO_CACHE
 
 from contracts import (
+    Answer,
     AnswerRequest,
     ArtifactRef,
     ArtifactStore,
@@ -49,6 +48,7 @@ from contracts import (
 )
 from contracts.errors import IngestError, LLMTransportError
 from flows.backends import LLMSpec, get_embedder, get_llm, get_ocr
+from flows.lazy_prefect import NO_CACHE, task
 from flows.stage_versions import StageVersion, stage_version as derived_version
 
 __all__ = [
@@ -320,11 +320,11 @@ def retrieve_task(
     embedder_name: str = "minilm",
     force: bool = False,
 ) -> RunStep:
-    from stages.retrieval import retrieve
-
     store = _store(store_root)
 
     def compute() -> RetrievalResult:
+        from stages.retrieval import retrieve  # here, not above: a cache hit imports no stage (nor FAISS)
+
         request = store.get(request_ref, AnswerRequest)
         index = load_search_index(store_root, index_ref, embedder_name)
         result = retrieve.retrieve(
@@ -341,14 +341,17 @@ def retrieve_task(
 def context_task(
     store_root: str, retrieval_ref: ArtifactRef, cfg: RetrieveConfig, policy: GenerationPolicy, force: bool = False
 ) -> RunStep:
-    from stages.retrieval import context
-
     store = _store(store_root)
+
+    def compute() -> ContextPack:
+        from stages.retrieval import context
+
+        return context.build_context_pack(store.get(retrieval_ref, RetrievalResult), cfg, policy)
+
     return run_stage(
         store, stage="context",
         config={"retrieve": config_sha256(cfg), "policy": config_sha256(policy)}, inputs=(retrieval_ref,),
-        compute=lambda: context.build_context_pack(store.get(retrieval_ref, RetrievalResult), cfg, policy),
-        force=force,
+        compute=compute, force=force,
     )
 
 
@@ -359,19 +362,30 @@ def precheck_task(
 ) -> RunStep:
     """Refuse before generation (empty pack, low confidence, insufficient evidence, a question detail no chunk
     carries); output None = go ahead. The embedder (the one retrieval used) maps paraphrased question words;
-    without one the alignment check is word for word."""
-    from stages.grounding import precheck
+    without one the alignment check is word for word.
 
+    Keyed like every stage (pack, policy, derived version with the embedder). A refusal is stored as usual; a
+    pass is remembered as the pack itself ("go ahead with this pack"), so a repeated question is decided from
+    the cache and loads no model here either."""
     store = _store(store_root)
     started = time.perf_counter()
     embedder = get_embedder(embedder_name) if embedder_name else None
-    refusal = precheck.precheck_pack(store.get(pack_ref, ContextPack), policy, embedder)
-    if refusal is None:
-        version = derived_version("precheck")
-        return RunStep(stage="precheck", stage_version=version.label, code_version=version.code,
-                       config_sha256=config_sha256(policy), inputs=(pack_ref,), output=None,
-                       seconds=round(time.perf_counter() - started, 4))
-    return run_stage(store, stage="precheck", config=policy, inputs=(pack_ref,), compute=lambda: refusal, force=True)
+    version = derived_version("precheck", backends=(embedder,))
+    policy_sha = config_sha256(policy)
+    key = cache_key("precheck", version.label, policy_sha, (pack_ref,), version.code)
+    decided = None if force else store.cached(key)
+    cached = decided is not None
+    if decided is None:
+        from stages.grounding import precheck
+
+        refusal = precheck.precheck_pack(store.get(pack_ref, ContextPack), policy, embedder)
+        decided = pack_ref if refusal is None else store.put(
+            refusal, stage="precheck", stage_version=version.label, config_sha256=policy_sha, inputs=(pack_ref,),
+            code_version=version.code)
+        store.remember(key, decided)
+    return RunStep(stage="precheck", stage_version=version.label, code_version=version.code, config_sha256=policy_sha,
+                   inputs=(pack_ref,), output=None if decided == pack_ref else decided, cached=cached,
+                   seconds=round(time.perf_counter() - started, 4))
 
 
 @task(
@@ -381,18 +395,20 @@ def precheck_task(
 def generate_task(
     store_root: str, pack_ref: ArtifactRef, llm: LLMSpec, policy: GenerationPolicy, force: bool = False
 ) -> RunStep:
-    from stages.generation import generate
-
     store = _store(store_root)
     backend = get_llm(llm)
     # The backend's own model/version is part of the key: a new extractive version must not be served old drafts.
     identity = {"name": backend.name, "model": str(getattr(backend, "model", ""))}
+
+    def compute() -> DraftAnswer:
+        from stages.generation import generate
+
+        return generate.generate_draft(store.get(pack_ref, ContextPack), backend, policy)
+
     return run_stage(
         store, stage="generate",
         config={"llm": dict(sorted(llm.items())), "backend": identity, "policy": config_sha256(policy)},
-        inputs=(pack_ref,), backends=(backend,),
-        compute=lambda: generate.generate_draft(store.get(pack_ref, ContextPack), backend, policy),
-        force=force,
+        inputs=(pack_ref,), backends=(backend,), compute=compute, force=force,
     )
 
 
@@ -400,11 +416,11 @@ def generate_task(
 def validate_task(
     store_root: str, pack_ref: ArtifactRef, draft_ref: ArtifactRef, policy: GenerationPolicy, force: bool = False
 ) -> RunStep:
-    from stages.grounding import validate
-
     store = _store(store_root)
-    return run_stage(
-        store, stage="validate", config=policy, inputs=(pack_ref, draft_ref),
-        compute=lambda: validate.validate_draft(store.get(draft_ref, DraftAnswer), store.get(pack_ref, ContextPack), policy),
-        force=force,
-    )
+
+    def compute() -> Answer:
+        from stages.grounding import validate
+
+        return validate.validate_draft(store.get(draft_ref, DraftAnswer), store.get(pack_ref, ContextPack), policy)
+
+    return run_stage(store, stage="validate", config=policy, inputs=(pack_ref, draft_ref), compute=compute, force=force)

