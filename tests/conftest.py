@@ -123,3 +123,90 @@ def fake_backends():
     backends._llm_factories.clear()
     backends._embedder_factories.pop("hash", None)
     backends._embedders.pop("hash", None)
+
+
+# --------------------------------------------------------------------------- the index backends
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def milvus_server(tmp_path_factory):
+    """A real Milvus-protocol server for the session: ``milvus-lite server`` on 127.0.0.1, stopped at the end
+    whatever happens (its process group is killed if it does not stop on SIGTERM). Yields its URI."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    data = tmp_path_factory.mktemp("milvus-lite")
+    port = _free_port()
+    log = (data.parent / f"{data.name}.log").open("wb")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "milvus_lite", "server", "--data-dir", str(data / "db"), "--host", "127.0.0.1",
+         "--port", str(port)], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            if proc.poll() is not None:
+                log.flush()
+                pytest.fail(f"milvus-lite server exited with {proc.returncode}: "
+                            f"{(data.parent / f'{data.name}.log').read_text(errors='replace')[-2000:]}")
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail("milvus-lite server did not listen within 120 s")
+                time.sleep(0.2)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        from flows.index_backends import clear_index_caches
+
+        clear_index_caches()
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=15)
+        log.close()
+
+
+@pytest.fixture(params=["faiss", "milvus"])
+def index_uri(request):
+    """Each test that takes it runs twice: on FAISS + BM25 (None) and on the session's Milvus server (its URI)."""
+    return None if request.param == "faiss" else request.getfixturevalue("milvus_server")
+
+
+@pytest.fixture
+def build_index(index_uri):
+    """``build(chunks, embedder, cfg=None)`` -> an ``IndexBackend`` over the chunks on the parametrised backend
+    (a fresh Milvus collection per call, dropped after the test)."""
+    import uuid
+
+    from contracts import IndexConfig
+    from flows.index_backends import index_target, milvus_client
+    from flows.index_writes import build_backend
+
+    made: list[str] = []
+
+    def build(chunks, embedder, cfg=None):  # noqa: ANN001, ANN202
+        name = f"test_{uuid.uuid4().hex[:16]}"
+        made.append(name)
+        vectors = embedder.embed([c.text for c in chunks])
+        return build_backend(chunks, vectors, target=index_target(index_uri), collection=name,
+                             cfg=cfg or IndexConfig(), embedding_model=embedder.model_name,
+                             model_revision=embedder.model_revision)
+
+    yield build
+    if index_uri is not None:
+        client = milvus_client(index_uri)
+        for name in made:
+            if client.has_collection(name):
+                client.drop_collection(name)
