@@ -28,7 +28,11 @@ id cannot close its quote. Every hit is checked against the scope once more befo
 outside it is a ``StageInvariantError``, never a result.
 
 Scores. Dense: inner product. Lexical: BM25 with k1 1.2, b 0.75 (as ``stages.index.bm25``); milvus-lite
-returns it negated, Milvus positive: the absolute value is taken. Ties are broken by key.
+returns it negated, Milvus positive: the absolute value is taken, divided by (k1 + 1) as Lucene's formula (and
+bm25s's) omits that constant factor. Ties are broken by key. Document frequencies: milvus-lite counts them per
+segment (and partitions by the scope key), bm25s over the whole index, so BM25 over several tenants scores
+differently on the two (the ranking inside one tenant's project of one segment is the same); Milvus itself keeps
+collection-wide statistics.
 """
 
 from __future__ import annotations
@@ -132,7 +136,8 @@ class MilvusIndex:
         self._known_codes = dict(doc_codes or {})
         self._codes: dict[tuple[str, str], frozenset[str]] = {}
         self._entries: OrderedDict[tuple[int, str], IndexedChunk] = OrderedDict()
-        self._vectors: OrderedDict[int, np.ndarray] = OrderedDict()
+        # key -> (vector, (tenant, project, doc code, page, page end)): served only inside a scope that admits it.
+        self._vectors: OrderedDict[int, tuple[np.ndarray, tuple[str, str, str, int, int]]] = OrderedDict()
         self._lock = threading.Lock()
 
     # ----------------------------------------------------------------- the collection
@@ -358,7 +363,8 @@ class MilvusIndex:
         return self._hits(result[0], scope, lexical=False)
 
     def lexical_search(self, terms: Sequence[str], k: int, *, scope: IndexScope) -> IndexHits:
-        words = [t for t in terms if t]
+        # Each term once, as bm25s scores a query (the analyser would weigh a repeated query term by its count).
+        words = list(dict.fromkeys(t for t in terms if t))
         if not words:
             return IndexHits.empty()
         result = self._client.search(
@@ -377,7 +383,7 @@ class MilvusIndex:
             dense_params["params"] = {"ef": max(self.cfg.hnsw_ef_search, k)}
         requests = [AnnSearchRequest(data=[np.asarray(vector, dtype=np.float32).tolist()], anns_field="dense",
                                      param=dense_params, limit=k, expr=expr)]
-        words = [t for t in terms if t]
+        words = list(dict.fromkeys(t for t in terms if t))
         if words:
             requests.append(AnnSearchRequest(data=[" ".join(words)], anns_field="sparse",
                                              param={"metric_type": "BM25"}, limit=k, expr=expr))
@@ -401,7 +407,8 @@ class MilvusIndex:
         if not wanted:
             return np.zeros((0, self._dim), dtype=np.float32)
         with self._lock:
-            found = {k: self._vectors[k] for k in wanted if k in self._vectors}
+            found = {k: self._vectors[k][0] for k in wanted
+                     if k in self._vectors and scope.admits_location(*self._vectors[k][1])}
         missing = sorted(set(wanted) - set(found))
         if missing:
             rows = self._client.query(
@@ -468,8 +475,9 @@ class MilvusIndex:
         for hit in hits:
             entity = hit.get("entity") or {}
             key = int(hit.get("key", entity.get("key")))
-            # milvus-lite returns BM25 negated (its internal distance), Milvus positive: both are |score|.
-            score = abs(float(hit["distance"])) if lexical else float(hit["distance"])
+            # milvus-lite returns BM25 negated (its internal distance), Milvus positive: both are |score|; divided by
+            # (k1 + 1), the factor Lucene's BM25 (and bm25s's "lucene" method) leaves out, so both backends agree.
+            score = abs(float(hit["distance"])) / (1.0 + _BM25["bm25_k1"]) if lexical else float(hit["distance"])
             if (entity.get("tenant_id") != scope.tenant_id or entity.get("project_id") != scope.project_id
                     or not scope.admits_location(entity["tenant_id"], entity["project_id"], entity["doc_code"],
                                                  int(entity["page"]), int(entity["page_end"]))):
@@ -484,7 +492,9 @@ class MilvusIndex:
             for key, _, entity in rows:
                 entries.append(self._entry(key, entity))
                 if "dense" in entity and entity["dense"] is not None:
-                    self._vectors[key] = np.asarray(entity["dense"], dtype=np.float32)
+                    where = (entity["tenant_id"], entity["project_id"], entity["doc_code"], int(entity["page"]),
+                             int(entity["page_end"]))
+                    self._vectors[key] = (np.asarray(entity["dense"], dtype=np.float32), where)
                     if len(self._vectors) > _CACHE_SIZE:
                         self._vectors.popitem(last=False)
         return IndexHits(np.asarray([r[0] for r in rows], dtype=np.int64),
