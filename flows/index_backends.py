@@ -36,6 +36,7 @@ __all__ = [
     "milvus_client",
     "open_milvus",
     "load_index",
+    "index_stats",
     "clear_index_caches",
 ]
 
@@ -140,14 +141,27 @@ def load_index(store_root: str, manifest_ref: ArtifactRef, embedder_name: str = 
     return _cached_index(str(store_root), manifest_ref.kind, manifest_ref.sha256, embedder_name)
 
 
+def index_stats(store_root: str, manifest_ref: ArtifactRef, scope):  # noqa: ANN001, ANN201 - IndexStats
+    """What the index a manifest describes holds, as its backend reports it (no embedder is loaded)."""
+    return _open_manifest(ArtifactStore(store_root), manifest_ref.kind, manifest_ref.sha256, None).stats(scope=scope)
+
+
 @lru_cache(maxsize=4)
 def _cached_index(store_root: str, kind: str, manifest_sha: str, embedder_name: str):  # noqa: ANN202
+    return _open_manifest(ArtifactStore(store_root), kind, manifest_sha, get_embedder(embedder_name))
+
+
+def _open_manifest(store: ArtifactStore, kind: str, manifest_sha: str, embedder):  # noqa: ANN001, ANN202
+    """Open a manifest's index; ``embedder`` (the query embedder) must be the model that made it, None: trusted."""
+    from types import SimpleNamespace
+
     from contracts.errors import IndexMismatchError
     from stages.index.faiss_backend import FaissBm25Index
 
-    store = ArtifactStore(store_root)
     manifest = store.get(f"{kind}:{manifest_sha}", IndexManifest)
-    embedder = get_embedder(embedder_name)
+    if embedder is None:
+        embedder = SimpleNamespace(model_name=manifest.embedding_model, model_revision=manifest.model_revision,
+                                   dim=manifest.dim)
     cfg = IndexConfig(index_type=manifest.index_type)
     if manifest.backend == "milvus":
         if (embedder.model_name, embedder.model_revision, embedder.dim) != (

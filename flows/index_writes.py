@@ -31,7 +31,7 @@ from contracts.index import IndexScope
 from flows.index_backends import IndexTarget, collection_name, load_index, manifest_target, open_milvus
 
 __all__ = ["WorkerWrite", "prepare_worker_writes", "write_own_chunks", "write_index", "milvus_is_current",
-           "build_backend", "scope_of", "SERVER_WRITERS"]
+           "build_backend", "stored_model", "scope_of", "SERVER_WRITERS"]
 
 SERVER_WRITERS = 2
 """Threads the serialised step writes a full rebuild to a Milvus server with."""
@@ -145,6 +145,7 @@ def write_index(
     fresh: bool = False,
     full: bool = False,
     previous_is_current: bool = False,
+    identity=None,  # noqa: ANN001 - the model the stored vectors were made by (default: the named embedder's)
 ) -> dict[str, object]:
     """Bring the target's index to ``catalog``; returns the manifest fields that say where it is.
 
@@ -157,7 +158,7 @@ def write_index(
     from stages.index.faiss_backend import FaissBm25Index
     from stages.index.records import index_records
 
-    embedder = get_embedder(embedder_name)
+    embedder = identity or get_embedder(embedder_name)
     wanted = [e.chunk_set_sha256 for e in catalog.entries]
     emb_of = {e.chunk_set_sha256: e.embedding_set_sha256 for e in catalog.entries}
     incremental = not full and (previous_is_current or fresh)
@@ -249,3 +250,15 @@ class _Identity:
     model_name: str
     model_revision: str
     dim: int
+
+
+def stored_model(store: ArtifactStore, catalog: Catalog) -> _Identity:
+    """The model the catalog's stored vectors were made by (all of them: one index holds one model's vectors)."""
+    from contracts.errors import IndexMismatchError
+
+    models = {(emb.embedding_model, emb.model_revision, emb.dim) for emb in (
+        store.get(f"embedding_set.v1:{e.embedding_set_sha256}", EmbeddingSet) for e in catalog.entries)}
+    if len(models) != 1:
+        raise IndexMismatchError(f"the stored vectors come from {len(models)} models ({sorted(models)}): re-ingest "
+                                 "with one embedder before rebuilding the index")
+    return _Identity(*models.pop())

@@ -176,18 +176,19 @@ def _build_index(
     written: frozenset[str] = frozenset(),
     fresh: bool = False,
     full: bool = False,
+    identity=None,  # noqa: ANN001 - the stored vectors' model, when no embedder is loaded (reindex)
 ) -> tuple[ArtifactRef, IndexManifest]:
     """The index for ``catalog`` on ``target``: incremental from the previous one when it is current there, else
     rebuilt from the stored vectors (``flows.index_writes.write_index``); then its manifest."""
     from flows.index_writes import write_index
 
-    embedder = get_embedder(embedder_name)
+    embedder = identity or get_embedder(embedder_name)
     wanted = [e.chunk_set_sha256 for e in catalog.entries]
     where = write_index(
         store, chunk_sets.load, catalog, previous, previous_ref, index_cfg, embedder_name, target,
-        written=written, fresh=fresh, full=full,
+        written=written, fresh=fresh, full=full, identity=identity,
         previous_is_current=(
-            previous is not None and previous_ref is not None
+            not full and previous is not None and previous_ref is not None
             and (previous.embedding_model, previous.model_revision) == (embedder.model_name, embedder.model_revision)
             and previous.index_type == index_cfg.index_type
             and index_is_current(store, previous, index_cfg, target, embedder_name)))
@@ -381,9 +382,12 @@ def ingest_flow(
 
 
 def reindex(store_root: str, index_uri: str | None, *, index_type: str | None = None,
-            embedder_name: str = "minilm") -> tuple[ArtifactRef | None, IndexManifest | None]:
-    """Rebuild the store's index on ``index_uri`` from the stored chunk sets and vectors (nothing is embedded),
-    under the store lock, and point the store at it. Returns the new manifest (None for an empty catalog)."""
+            ) -> tuple[ArtifactRef | None, IndexManifest | None]:
+    """Rebuild the store's index on ``index_uri`` from the stored chunk sets and vectors (nothing is embedded, no
+    model is loaded: the vectors' model is read from their embedding sets), under the store lock, and point the
+    store at it. Returns the new manifest (None for an empty catalog)."""
+    from flows.index_writes import stored_model
+
     st = _store(str(Path(store_root).resolve()))
     target = index_target(index_uri)
     with st.lock("index"):
@@ -395,7 +399,7 @@ def reindex(store_root: str, index_uri: str | None, *, index_type: str | None = 
         previous = st.get(idx_ref, IndexManifest) if idx_ref else None
         index_cfg = IndexConfig(index_type=index_type or (previous.index_type if previous else "flat"))
         manifest_ref, manifest = _build_index(st, _ChunkSets(st), catalog, previous, idx_ref, index_cfg,
-                                              embedder_name, target, full=True)
+                                              "", target, full=True, identity=stored_model(st, catalog))
         new_cat_ref = st.put(catalog, stage="catalog", stage_version="catalog.v1", inputs=(manifest_ref,))
         st.set_pointer(INDEX_POINTER, manifest_ref)
         st.set_pointer(CATALOG_POINTER, new_cat_ref)
