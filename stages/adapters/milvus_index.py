@@ -27,6 +27,9 @@ milvus-lite ignores a ``filter=`` given to ``hybrid_search`` itself). String lit
 id cannot close its quote. Every hit is checked against the scope once more before it is returned; a hit
 outside it is a ``StageInvariantError``, never a result.
 
+Why long: one adapter over one collection: the schema, the check that reads it back, and the port's ten methods
+with the filter expression they share; split, the check would live apart from the schema it checks.
+
 Scores. Dense: inner product. Lexical: BM25 with k1 1.2, b 0.75 (as ``stages.index.bm25``); milvus-lite
 returns it negated, Milvus positive: the absolute value is taken, divided by (k1 + 1) as Lucene's formula (and
 bm25s's) omits that constant factor. Ties are broken by key. Document frequencies: milvus-lite counts them per
