@@ -128,54 +128,18 @@ def fake_backends():
 # --------------------------------------------------------------------------- the index backends
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="session")
 def milvus_server(tmp_path_factory):
-    """A real Milvus-protocol server for the session: ``milvus-lite server`` on 127.0.0.1, stopped at the end
-    whatever happens (its process group is killed if it does not stop on SIGTERM). Yields its URI."""
-    import signal
-    import subprocess
-    import sys
-    import time
+    """A real Milvus-protocol server for the session: ``milvus-lite server`` on 127.0.0.1
+    (``flows.index_server``), stopped at the end whatever happens. Yields its URI."""
+    from flows.index_backends import clear_index_caches
+    from flows.index_server import milvus_lite_server
 
-    data = tmp_path_factory.mktemp("milvus-lite")
-    port = _free_port()
-    log = (data.parent / f"{data.name}.log").open("wb")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "milvus_lite", "server", "--data-dir", str(data / "db"), "--host", "127.0.0.1",
-         "--port", str(port)], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            if proc.poll() is not None:
-                log.flush()
-                pytest.fail(f"milvus-lite server exited with {proc.returncode}: "
-                            f"{(data.parent / f'{data.name}.log').read_text(errors='replace')[-2000:]}")
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail("milvus-lite server did not listen within 120 s")
-                time.sleep(0.2)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        from flows.index_backends import clear_index_caches
-
-        clear_index_caches()
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=15)
-        log.close()
+    with milvus_lite_server(tmp_path_factory.mktemp("milvus-lite") / "db") as server:
+        try:
+            yield server.uri
+        finally:
+            clear_index_caches()
 
 
 @pytest.fixture(params=["faiss", "milvus"])

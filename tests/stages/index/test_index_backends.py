@@ -187,9 +187,9 @@ def test_both_backends_score_bm25_and_dense_alike(milvus_server, embedder):
                                  model_revision=embedder.model_revision)
     try:
         for vector, terms in queries(embedder):
-            from stages.text.search_terms import tokenize
+            from stages.text.normalise import search_terms
 
-            words = tokenize(" ".join(terms))
+            words = search_terms(" ".join(terms))
             for method, args in (("dense_search", (vector,)), ("lexical_search", (words,))):
                 ours, theirs = (getattr(ix, method)(*args, 20, scope=A) for ix in (faiss_index, milvus_index))
                 mine = {e.chunk.chunk_id: float(v) for e, v in zip(ours.entries, ours.scores, strict=True)}
