@@ -31,7 +31,7 @@ from contracts.index import IndexScope
 from flows.index_backends import IndexTarget, collection_name, load_index, manifest_target, open_milvus
 
 __all__ = ["WorkerWrite", "prepare_worker_writes", "write_own_chunks", "write_index", "milvus_is_current",
-           "build_backend", "stored_model", "scope_of", "SERVER_WRITERS"]
+           "build_backend", "fresh_collection", "stored_model", "scope_of", "SERVER_WRITERS"]
 
 SERVER_WRITERS = 2
 """Threads the serialised step writes a full rebuild to a Milvus server with."""
@@ -92,13 +92,13 @@ def prepare_worker_writes(store_root: str, previous: IndexManifest | None, targe
         return None
     collection = collection_name(store_root)
     if previous is None:
-        _fresh(target, collection, cfg, embedder)
+        fresh_collection(target, collection, cfg, embedder)
     elif not milvus_is_current(previous, target, store_root, cfg, embedder):
         return None
     return WorkerWrite(location=target.location or "", collection=collection, index_cfg=cfg)
 
 
-def _fresh(target: IndexTarget, collection: str, cfg: IndexConfig, embedder):  # noqa: ANN001, ANN202
+def fresh_collection(target: IndexTarget, collection: str, cfg: IndexConfig, embedder):  # noqa: ANN001, ANN202
     """An empty collection (dropped first when one exists), created and checked."""
     from flows.index_backends import index_fingerprint, milvus_client
     from stages.adapters.milvus_index import MilvusIndex
@@ -210,8 +210,9 @@ def write_index(
         delete_gone(backend)
         write_sets(backend, [sha for sha in new if sha not in written], SERVER_WRITERS if target.is_server else 1)
     else:
-        backend = _fresh(target, collection, cfg, embedder)
+        backend = fresh_collection(target, collection, cfg, embedder)
         write_sets(backend, [sha for sha in wanted if load_set(sha).chunks], SERVER_WRITERS if target.is_server else 1)
+    backend.flush()  # once per update: what the workers and this step wrote becomes indexed segments
     return {"backend": "milvus", "location": target.location, "collection": collection, "blobs": ()}
 
 
@@ -228,7 +229,7 @@ def build_backend(chunks: Sequence, vectors: np.ndarray, *, target: IndexTarget,
         return FaissBm25Index.build(chunks, vectors, embedding_model=embedding_model, model_revision=model_revision,
                                     cfg=cfg)
     identity = _Identity(embedding_model, model_revision, int(vectors.shape[1]))
-    _fresh(target, collection, cfg, identity)
+    fresh_collection(target, collection, cfg, identity)
     by_scope: dict[tuple[str, str], list[int]] = {}
     codes: dict[tuple[str, str], set[str]] = {}
     for i, chunk in enumerate(chunks):
@@ -242,6 +243,7 @@ def build_backend(chunks: Sequence, vectors: np.ndarray, *, target: IndexTarget,
         for start in range(0, len(rows), 2000):
             part = rows[start:start + 2000]
             index.upsert(index_records([chunks[i] for i in part], cfg), vectors[part], scope=scope)
+    index.flush()
     return index
 
 

@@ -272,6 +272,12 @@ class MilvusIndex:
         params.update({k: v for k, v in raw.items() if k not in skip})
         return {"index_type": raw.get("index_type"), "metric_type": raw.get("metric_type"), "params": params}
 
+    def flush(self) -> None:
+        """Seal what was written into segments the engine indexes once (milvus-lite rebuilds the index of its
+        in-memory table at every search: 0.4 s per query over 2,000 unflushed rows here). Once per write phase:
+        Milvus seals by itself and rate-limits explicit flushes."""
+        self._client.flush(self.collection)
+
     def drop(self) -> None:
         """Drop the collection (a rebuild starts from nothing)."""
         if self._client.has_collection(self.collection):
@@ -299,11 +305,14 @@ class MilvusIndex:
         rows = [self._row(record, vector, scope) for record, vector in zip(records, vectors, strict=True)]
         for start in range(0, len(rows), _BATCH):
             self._client.upsert(self.collection, rows[start:start + _BATCH])
+        pair = (scope.tenant_id, scope.project_id)
+        added = frozenset(r.chunk.provenance.doc_code for r in records)
         with self._lock:
             self._entries.clear()
             self._vectors.clear()
-            self._codes.pop((scope.tenant_id, scope.project_id), None)
-            self._known_codes.pop((scope.tenant_id, scope.project_id), None)
+            for known in (self._codes, self._known_codes):
+                if pair in known:
+                    known[pair] = known[pair] | added
         return len(rows)
 
     def _row(self, record: IndexRecord, vector: np.ndarray, scope: IndexScope) -> dict[str, Any]:
@@ -354,6 +363,7 @@ class MilvusIndex:
             self._entries.clear()
             self._vectors.clear()
             self._codes.pop((scope.tenant_id, scope.project_id), None)
+            self._known_codes.pop((scope.tenant_id, scope.project_id), None)
 
     # ----------------------------------------------------------------- reads
     def dense_search(self, vector: np.ndarray, k: int, *, scope: IndexScope) -> IndexHits:
