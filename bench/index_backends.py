@@ -35,18 +35,22 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
-from bench.retrieve import DIM, PrecomputedEmbedder, rss_mb, synthetic_chunks, synthetic_vectors, timed  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+# bench.retrieve sets the environment (offline, passive OpenMP threads) before anything heavy is imported.
+from bench.retrieve import (  # noqa: E402
+    DIM,
+    ROOT,
+    SHARED,
+    PrecomputedEmbedder,
+    rss_mb,
+    synthetic_chunks,
+    synthetic_vectors,
+    timed,
+)
 from contracts import IndexConfig, IndexScope, RetrieveConfig  # noqa: E402
 from stages.retrieval.retrieve import retrieve  # noqa: E402
 from stages.text.search_terms import tokenize  # noqa: E402
 
-SHARED = Path(os.environ.get("CITEBOUND_SHARED_DATA", ROOT.parent / "shared" / "data")).resolve()
 CFG = IndexConfig(index_type="hnsw")
 SCOPE = IndexScope(tenant_id="t1", project_id="p1")
 K = 50

@@ -11,21 +11,12 @@ import pytest
 
 from contracts import ArtifactStore, IndexManifest
 from flows.ingest_flow import INDEX_POINTER, ingest_flow, reindex
-from tests.fixtures.statutes import PENAL_CODE, WAGES_ACT
+from tests.fixtures.statutes import WAGES_ACT
 
 pytestmark = [pytest.mark.integration]
 
 QUESTIONS = ("What is the punishment for theft?", "What is cheating?", "What are the minimum rates of wages?",
              "What is the punishment under IPC 420?", "Who won the football world cup in 1966?")
-
-
-@pytest.fixture
-def corpus(tmp_path):
-    d = tmp_path / "corpus"
-    d.mkdir()
-    (d / "penal_code.txt").write_text(PENAL_CODE, encoding="utf-8")
-    (d / "wages_act.txt").write_text(WAGES_ACT, encoding="utf-8")
-    return d
 
 
 @pytest.fixture

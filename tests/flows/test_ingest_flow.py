@@ -9,18 +9,9 @@ import pytest
 
 from contracts import ArtifactStore, Catalog, ChunkSet, IndexManifest
 from flows.ingest_flow import CATALOG_POINTER, INDEX_POINTER, ingest_flow
-from tests.fixtures.statutes import PENAL_CODE, WAGES_ACT
+from tests.fixtures.statutes import WAGES_ACT
 
 pytestmark = [pytest.mark.integration]
-
-
-@pytest.fixture
-def corpus(tmp_path):
-    d = tmp_path / "corpus"
-    d.mkdir()
-    (d / "penal_code.txt").write_text(PENAL_CODE, encoding="utf-8")
-    (d / "wages_act.txt").write_text(WAGES_ACT, encoding="utf-8")
-    return d
 
 
 def _ingest(store_root, paths, index_uri=None, **kw):
