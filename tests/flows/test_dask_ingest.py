@@ -17,7 +17,6 @@ from flows import backends
 from flows.ingest_flow import CATALOG_POINTER, ingest_flow
 from flows.runners import local_dask_cluster_kwargs, make_task_runner
 from flows.settings import Settings
-from tests.fixtures.statutes import PENAL_CODE, WAGES_ACT
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -44,13 +43,10 @@ def _texts_embedded_in_worker() -> int:
 
 
 @pytest.fixture
-def corpus(tmp_path):
-    d = tmp_path / "corpus"
-    d.mkdir()
-    (d / "penal_code.txt").write_text(PENAL_CODE, encoding="utf-8")
-    (d / "wages_act.txt").write_text(WAGES_ACT, encoding="utf-8")
-    (d / "notices.md").write_text(NOTICE, encoding="utf-8")
-    return d
+def corpus(corpus):
+    """The flow tests' two statutes (tests/flows/conftest.py) and a third file: three files to fan out."""
+    (corpus / "notices.md").write_text(NOTICE, encoding="utf-8")
+    return corpus
 
 
 @pytest.fixture(scope="module")
