@@ -49,7 +49,7 @@ from bench.retrieve import (  # noqa: E402
 )
 from contracts import IndexConfig, IndexScope, RetrieveConfig  # noqa: E402
 from stages.retrieval.retrieve import retrieve  # noqa: E402
-from stages.text.search_terms import tokenize  # noqa: E402
+from stages.text.normalise import search_terms as tokenize  # noqa: E402
 
 CFG = IndexConfig(index_type="hnsw")
 SCOPE = IndexScope(tenant_id="t1", project_id="p1")
