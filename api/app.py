@@ -55,6 +55,8 @@ class ApiConfig:
     db: Database | None = None
     rate_per_minute: float = 600.0
     authenticator: Authenticator | None = None
+    # Where uploads put the index (CITEBOUND_INDEX_URI, resolved by the CLI): None = FAISS in the store.
+    index_uri: str | None = None
 
 
 class ApiError(Exception):
@@ -68,7 +70,8 @@ def _error(status: int, error: str, detail: str | None = None) -> JSONResponse:
 
 
 def create_app(cfg: ApiConfig) -> FastAPI:
-    engine = Engine(EngineConfig(store_root=cfg.store_root, embedder=cfg.embedder, llm_hosts=cfg.llm_hosts))
+    engine = Engine(EngineConfig(store_root=cfg.store_root, embedder=cfg.embedder, llm_hosts=cfg.llm_hosts,
+                                 index_uri=cfg.index_uri))
     db = cfg.db
     auth = cfg.authenticator or (KeyAuthenticator(db, RateLimiter(cfg.rate_per_minute)) if db else OpenAuthenticator())
     app = FastAPI(title="citebound", version=VERSION,

@@ -45,6 +45,8 @@ class EngineConfig:
     # the API reach arbitrary addresses.
     llm_hosts: frozenset[str] = field(default_factory=frozenset)
     index_type: str | None = None
+    # Where ingestion puts the index (flows.index_backends.index_target); None = FAISS in the store.
+    index_uri: str | None = None
 
 
 def llm_host_allowed(base_url: str, allowed: frozenset[str]) -> bool:
@@ -168,7 +170,8 @@ class Engine:
         tmp.write_bytes(data)
         tmp.replace(target)
         return ingest_flow(paths=[str(target)], doc_code=doc_code, tenant=tenant, project=project, store=self.root,
-                           index_type=self.cfg.index_type, embedder=self.cfg.embedder)
+                           index_type=self.cfg.index_type, embedder=self.cfg.embedder,
+                           index_uri=self.cfg.index_uri or "faiss")
 
     def remove_document(self, doc: str, *, tenant: str) -> tuple[str, ...]:
         """Remove the caller's document named by doc key, doc code or file name; NotFound otherwise."""

@@ -41,7 +41,7 @@ from answer_eval import answer  # noqa: E402
 from contracts import GenerationPolicy, RetrieveConfig  # noqa: E402
 from evaluation.corpora import build_index, ingested_chunks  # noqa: E402
 from stages.adapters.extractive_llm import ExtractiveLLM  # noqa: E402
-from stages.index.search_index import SearchIndex  # noqa: E402
+from stages.ports import IndexBackend  # noqa: E402
 
 SHARED = Path(os.environ.get("CITEBOUND_SHARED_DATA", ROOT.parent / "shared" / "data")).resolve()
 CACHE = Path(tempfile.gettempdir()) / "citebound-bench-cache"
@@ -65,7 +65,7 @@ def cited_titles(ans) -> list[str]:  # noqa: ANN001
     return [f"{c.source_id} ({(c.section_title or '')[:40]})" for c in ans.citations[:2]]
 
 
-def build_corpus_index(embedder) -> tuple[SearchIndex, int]:  # noqa: ANN001
+def build_corpus_index(embedder) -> tuple[IndexBackend, int]:  # noqa: ANN001
     chunks = ingested_chunks({SHARED / "statute-pdfs" / name: code for name, code in PDFS.items()})
     return build_index(chunks, embedder, CACHE), len(chunks)
 

@@ -66,7 +66,7 @@ from evaluation.corpora import (  # noqa: E402
     squad_questions,
 )
 from evaluation.suites.retrieval import mean_scores, ranked_ids  # noqa: E402
-from stages.index.search_index import SearchIndex  # noqa: E402
+from stages.index.faiss_backend import FaissBm25Index  # noqa: E402
 from stages.retrieval.retrieve import retrieve  # noqa: E402
 from stages.text.normalise import search_terms  # noqa: E402
 
@@ -151,14 +151,15 @@ def safety(sets, embedder, cfg: RetrieveConfig, min_confidence: float) -> None: 
               + calibration)
 
 
-def _top_features(index: SearchIndex, embedder, question: str, result) -> tuple[float, float, int]:  # noqa: ANN001
+def _top_features(index: FaissBm25Index, embedder, question: str, result) -> tuple[float, float, int]:  # noqa: ANN001
     """(cosine, keyword coverage, firsts) of a result's first item, as ``stages.retrieval.retrieve`` computes them."""
     from stages.retrieval.query_analysis import analyze_query
 
     top = result.results[0]
     keywords = set(analyze_query(question).keywords)
     qvec = embedder.embed([question])[0]
-    cosine = float(index.vectors_of([index._slot_of[top.metadata.chunk_id]])[0] @ qvec)
+    engine = index.search_index  # the tuning tools read the FAISS index's own slots
+    cosine = float(engine.vectors_of([engine.slot_of(top.metadata.chunk_id)])[0] @ qvec)
     coverage = len(keywords & set(search_terms(top.content_snippet))) / len(keywords) if keywords else 0.0
     firsts = 0
     for mode in ("dense", "bm25"):
@@ -260,16 +261,17 @@ def rerank_rows(sets, embedder, cfg: RetrieveConfig, negatives: list[str]):  # n
             result = retrieve(question, index, embedder, plain, tenant_id=TENANT, project_id=PROJECT)
             if not result.results or "section_ref" in result.results[0].matched_by:
                 continue
-            slots = [index._slot_of[i.metadata.chunk_id] for i in result.results]
+            engine = index.search_index  # the tuning tools read the FAISS index's own slots
+            slots = [engine.slot_of(i.metadata.chunk_id) for i in result.results]
             qvec = embedder.embed([question])[0]
             firsts = []
             for mode in ("dense", "bm25"):
                 single = retrieve(question, index, embedder, RetrieveConfig(mode=mode, top_k=1), tenant_id=TENANT,
                                   project_id=PROJECT)
                 if single.results:
-                    firsts.append(index._slot_of[single.results[0].metadata.chunk_id])
-            feats = rerank_features(question, analyze_query(question), index, embedder, slots,
-                                    index.vectors_of(slots) @ qvec, firsts)
+                    firsts.append(engine.slot_of(single.results[0].metadata.chunk_id))
+            feats = rerank_features(question, analyze_query(question), [engine.chunk_at(s) for s in slots], embedder,
+                                    slots, engine.vectors_of(slots) @ qvec, firsts)
             ids = [f"{i.metadata.doc_code}_{i.metadata.section_id}" for i in result.results]
             gold = next((k for k, x in enumerate(ids) if x in relevant), None)
             rows.append((group, question, feats, gold, ids))

@@ -37,6 +37,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import faiss  # noqa: E402
 
 from contracts import Chunk, ChunkProvenance, IndexConfig, RetrieveConfig  # noqa: E402
+from stages.index.faiss_backend import FaissBm25Index  # noqa: E402
 from stages.index.search_index import SearchIndex  # noqa: E402
 from stages.retrieval.retrieve import retrieve  # noqa: E402
 from stages.text.normalise import search_terms  # noqa: E402
@@ -157,10 +158,11 @@ def main() -> None:
             qv = {q: memo[q].reshape(1, DIM) for q in memo}
             raw_ms = timed(lambda q: raw.search(qv[q], 10, params=params), questions)
             enc_ms = timed(lambda q: raw.search(embedder.embed([q]), 10, params=params), questions)
-            retrieve(questions[0], index, embedder, cfg, tenant_id="t1", project_id="p1")  # compile the filter once
-            ret_ms = timed(lambda q: retrieve(q, index, embedder, cfg, tenant_id="t1", project_id="p1"), questions)
+            backend = FaissBm25Index(index)  # retrieve reads the index through the port
+            retrieve(questions[0], backend, embedder, cfg, tenant_id="t1", project_id="p1")  # compile the filter once
+            ret_ms = timed(lambda q: retrieve(q, backend, embedder, cfg, tenant_id="t1", project_id="p1"), questions)
             fast = PrecomputedEmbedder(embedder, memo)
-            lean_ms = timed(lambda q: retrieve(q, index, fast, cfg, tenant_id="t1", project_id="p1"), questions)
+            lean_ms = timed(lambda q: retrieve(q, backend, fast, cfg, tenant_id="t1", project_id="p1"), questions)
             if index_type == "flat":
                 exact_ids = raw.search(probe, 10)[1]
                 recall = 1.0
@@ -179,7 +181,7 @@ def main() -> None:
                   f"{p(lean_ms):>17} {np.percentile(lean_ms, 50) / np.percentile(raw_ms, 50):5.1f}x | {recall:9.3f} | "
                   f"{len(blobs['faiss']) / n:7.0f}/{len(blobs['bm25']) / n:5.0f}/{grown_mb * 2**20 / n:7.0f}",
                   flush=True)
-            del index, blobs, raw
+            del index, backend, blobs, raw
         del vectors, chunks
         print(f"  (RSS {rss_mb():.0f} MB, started size at {base_rss:.0f} MB)", flush=True)
     print("ratio p50 = retrieve / (encode + raw FAISS); no-encode ratio = retrieve with a precomputed query vector / raw FAISS")

@@ -41,7 +41,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print(f"== Ingesting the bundled sample corpus into {root}")
     ingest = ingest_flow.with_options(task_runner=make_task_runner(Settings()))
     for path, code in files:
-        report = ingest(paths=[str(path)], doc_code=code, store=str(root))
+        report = ingest(paths=[str(path)], doc_code=code, store=str(root), index_uri=Settings().index_uri or "faiss")
         print_ingest(report)
     print()
     outcomes = []

@@ -28,9 +28,11 @@ def cmd_api(args: argparse.Namespace) -> int:
     if args.no_auth and args.host not in ("127.0.0.1", "localhost", "::1"):
         raise SystemExit("citebound: --no-auth serves loopback only (--host 127.0.0.1)")
     db = None if args.no_auth else _open_db(args, root)
+    from flows.settings import Settings
+
     cfg = ApiConfig(store_root=root, llm_hosts=frozenset(args.llm_host), db=db,
                     rate_per_minute=args.rate_per_minute,
-                    authenticator=OpenAuthenticator() if args.no_auth else None)
+                    authenticator=OpenAuthenticator() if args.no_auth else None, index_uri=Settings().index_uri)
     app = create_app(cfg)
     with local_run_settings(os.environ.get("PREFECT_API_URL")):
         app.state.engine.warm_up()

@@ -37,8 +37,10 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
     # Threads by default; CITEBOUND_TASK_RUNNER=dask fans the files out on Dask (see flows/runners.py).
     ingest = ingest_flow.with_options(task_runner=make_task_runner(Settings()))
+    # The index goes where CITEBOUND_INDEX_URI says (unset: FAISS in the store): resolved here, once.
     report = ingest(paths=args.paths, doc_code=args.doc_code, tenant=args.tenant, project=args.project,
-                    store=str(root), index_type=args.index_type, ocr=not args.no_ocr)
+                    store=str(root), index_type=args.index_type, ocr=not args.no_ocr,
+                    index_uri=Settings().index_uri or "faiss")
     if args.json:
         print(report.model_dump_json())
     else:

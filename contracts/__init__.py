@@ -34,7 +34,7 @@ from contracts.errors import (
     LLMTransportError,
     StageInvariantError,
 )
-from contracts.index import EmbeddingSet, IndexManifest
+from contracts.index import EmbeddingSet, IndexManifest, IndexRecord, IndexScope, IndexStats
 from contracts.ingest import (
     Chunk,
     ChunkProvenance,
@@ -101,6 +101,9 @@ __all__ = [
     "GenerationPolicy",
     "IndexConfig",
     "IndexManifest",
+    "IndexRecord",
+    "IndexScope",
+    "IndexStats",
     "IndexMismatchError",
     "IngestError",
     "IngestReport",

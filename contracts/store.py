@@ -174,6 +174,7 @@ RETIRED_KINDS: dict[str, type[Contract]] = {
     "context_pack.v1": ContextPack,  # + QueryAnalysis.acts/qualifiers
     "extracted_document.v1": ExtractedDocument,  # + PageText.section_id/section_title
     "run_record.v1": RunRecord,  # + RunStep.code_version
+    "index_manifest.v1": IndexManifest,  # + backend, location, collection (FAISS by default)
 }
 
 

@@ -188,9 +188,13 @@ def build_index(
     *,
     tenant: str = TENANT,
     project: str = PROJECT,
+    index_uri: str | None = None,
 ):  # noqa: ANN201
-    """A ``SearchIndex`` over ``chunks``; vectors come from ``cache_dir`` when their text was embedded before."""
-    from stages.index.search_index import SearchIndex
+    """An index (``IndexBackend``) over ``chunks``; vectors come from ``cache_dir`` when their text was embedded
+    before. ``index_uri`` (``flows.index_backends.index_target``): FAISS in memory by default, or a fresh Milvus
+    collection named after the corpus."""
+    from flows.index_backends import index_target
+    from flows.index_writes import build_backend
     from stages.ingest.embed import embed_chunks
 
     embed_cfg = embed_cfg or EmbedConfig()
@@ -213,8 +217,10 @@ def build_index(
         np.savez(buf, **{**cache, **new})
         # Atomic, through a unique temp file: a killed run, or a second eval sharing the cache, leaves a whole file.
         atomic_write(cache_file, buf.getvalue())
-    return SearchIndex.build(chunks, vectors, embedding_model=embedder.model_name,
-                             model_revision=embedder.model_revision, cfg=index_cfg or IndexConfig())
+    cfg = index_cfg or IndexConfig()
+    corpus = hashlib.sha256("\n".join(c.chunk_id for c in chunks).encode() + config_sha256(cfg).encode()).hexdigest()
+    return build_backend(chunks, vectors, target=index_target(index_uri), collection=f"citebound_eval_{corpus[:16]}",
+                         cfg=cfg, embedding_model=embedder.model_name, model_revision=embedder.model_revision)
 
 
 def answer_with_pack(

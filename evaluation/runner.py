@@ -63,6 +63,7 @@ def plan_eval(
     store_root: Path | None = None,
     tenant: str = "default",
     project: str = "default",
+    index_uri: str | None = None,
 ) -> tuple[EvalContext, list[str], EvalFloors]:
     """What a run will do, from settings its edge (the CLI, the Prefect flow) resolved: the context, the suites
     in order and the floors. Every bad input is a one-line ``ConfigError`` here, before any suite starts."""
@@ -75,7 +76,7 @@ def plan_eval(
     ctx = EvalContext(data_root=check_data_root(data_root), cache_dir=cache_dir.expanduser().resolve(),
                       subset=subset, llm=llm, resamples=resamples,
                       store_root=store_root if questions_file else None, tenant=tenant, project=project,
-                      questions_file=questions_file)
+                      questions_file=questions_file, index_uri=index_uri or None)
     return ctx, chosen, load_floors(Path(floors) if floors else DEFAULT_FLOORS)
 
 

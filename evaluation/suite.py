@@ -51,6 +51,9 @@ class EvalContext:
     project: str = "default"
     questions_file: Path | None = None
     progress: Progress = field(default_factory=_SilentProgress)
+    # Where the suites build their corpora's indexes (``flows.index_backends.index_target``): None = FAISS in
+    # memory, http://host:port = a Milvus server (a collection per corpus), a .db path = milvus-lite embedded.
+    index_uri: str | None = None
 
 
 @dataclass(frozen=True)

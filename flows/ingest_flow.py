@@ -34,6 +34,8 @@ from contracts import (
 from contracts.errors import CiteboundError, IngestError
 from flows import runs
 from flows.backends import get_embedder
+from flows.index_backends import IndexTarget, index_target, manifest_target
+from flows.index_writes import WorkerWrite, prepare_worker_writes, write_own_chunks
 from flows.lazy_prefect import NO_CACHE, flow, task
 from flows.settings import Settings
 from flows.tasks import (
@@ -43,13 +45,12 @@ from flows.tasks import (
     embed_task,
     extract_task,
     flag_task,
-    load_search_index,
     run_stage,
     source_task,
     vectors_from_bytes,
 )
 
-__all__ = ["ingest_flow", "expand_paths", "INGESTIBLE_SUFFIXES", "CATALOG_POINTER", "INDEX_POINTER"]
+__all__ = ["ingest_flow", "reindex", "expand_paths", "INGESTIBLE_SUFFIXES", "CATALOG_POINTER", "INDEX_POINTER"]
 
 INGESTIBLE_SUFFIXES = (".pdf", ".txt", ".md", ".json")
 CATALOG_POINTER = "catalog/current"
@@ -93,10 +94,16 @@ def ingest_file_task(
     embed_cfg: EmbedConfig,
     embedder_name: str,
     previous_embedding_sha: str | None,
-) -> tuple[FileIngestReport, tuple[RunStep, ...]]:
-    """All per-file stages, each its own (nested) task; any failure becomes this file's error report."""
+    index_write: WorkerWrite | None = None,
+    previous_chunk_set_sha: str | None = None,
+) -> tuple[FileIngestReport, tuple[RunStep, ...], bool]:
+    """All per-file stages, each its own (nested) task; any failure becomes this file's error report.
+
+    With ``index_write`` (the index is a Milvus server) the worker then upserts its own chunks there; the third
+    element says whether it did (``flows.index_writes.write_own_chunks``)."""
     started = time.perf_counter()
     steps: list[RunStep] = []
+    indexed = False
     try:
         steps.append(source_task(store_root, path, doc_code, tenant_id, project_id))
         steps.append(extract_task(store_root, steps[-1].output, extract_cfg))
@@ -120,6 +127,9 @@ def ingest_file_task(
             seconds=round(time.perf_counter() - started, 3),
             chunk_set_sha256=chunk_set_ref.sha256, embedding_set_sha256=steps[-1].output.sha256,
         )
+        if index_write is not None:
+            indexed = write_own_chunks(store, index_write, chunk_set, steps[-1].output.sha256,
+                                       get_embedder(embedder_name), previous_chunk_set_sha)
     except IngestError as exc:
         report = FileIngestReport(path=path, status="error", reason=exc.reason, message=str(exc),
                                   seconds=round(time.perf_counter() - started, 3))
@@ -129,7 +139,7 @@ def ingest_file_task(
     except Exception as exc:  # noqa: BLE001 - one file's surprise must not stop the batch
         report = FileIngestReport(path=path, status="error", reason="internal_error",
                                   message=f"{type(exc).__name__}: {exc}", seconds=round(time.perf_counter() - started, 3))
-    return report, tuple(steps)
+    return report, tuple(steps), indexed
 
 
 class _ChunkSets:
@@ -160,49 +170,32 @@ def _build_index(
     previous_ref: ArtifactRef | None,
     index_cfg: IndexConfig,
     embedder_name: str,
+    target: IndexTarget,
+    *,
+    written: frozenset[str] = frozenset(),
+    fresh: bool = False,
+    full: bool = False,
+    identity=None,  # noqa: ANN001 - the stored vectors' model, when no embedder is loaded (reindex)
 ) -> tuple[ArtifactRef, IndexManifest]:
-    """The index for ``catalog``: incremental from the previous one when compatible, else rebuilt."""
-    import numpy as np
+    """The index for ``catalog`` on ``target``: incremental from the previous one when it is current there, else
+    rebuilt from the stored vectors (``flows.index_writes.write_index``); then its manifest."""
+    from flows.index_writes import write_index
 
-    from stages.index.search_index import SearchIndex
-
-    embedder = get_embedder(embedder_name)
+    embedder = identity or get_embedder(embedder_name)
     wanted = [e.chunk_set_sha256 for e in catalog.entries]
-    emb_of = {e.chunk_set_sha256: e.embedding_set_sha256 for e in catalog.entries}
-
-    def chunks_of(cs_sha: str) -> tuple:
-        return chunk_sets.load(cs_sha).chunks
-
-    def vectors_for(cs_sha: str) -> np.ndarray:
-        emb = store.get(f"embedding_set.v1:{emb_of[cs_sha]}", EmbeddingSet)
-        return vectors_from_bytes(store.get_blob(emb.vectors_blob))
-
-    compatible = (
-        previous is not None and previous_ref is not None
-        and previous.embedding_model == embedder.model_name and previous.model_revision == embedder.model_revision
-        and previous.index_type == index_cfg.index_type
-        and index_is_current(store, previous, index_cfg)
-    )
-    if compatible:
-        index = load_search_index(str(store.root), previous_ref, embedder_name)
-        old = set(previous.chunk_set_sha256s)
-        gone = [sha for sha in previous.chunk_set_sha256s if sha not in set(wanted)]
-        gone_ids = [c.chunk_id for sha in gone for c in chunks_of(sha)]
-        index = index.remove(gone_ids) if gone_ids else index
-        for sha in wanted:
-            if sha not in old and chunks_of(sha):
-                index = index.add(chunks_of(sha), vectors_for(sha))
-    else:
-        chunks = [c for sha in wanted for c in chunks_of(sha)]
-        vecs = [vectors_for(sha) for sha in wanted if chunks_of(sha)]
-        matrix = np.vstack(vecs).astype(np.float32) if vecs else np.zeros((0, embedder.dim), np.float32)
-        index = SearchIndex.build(chunks, matrix, embedding_model=embedder.model_name,
-                                  model_revision=embedder.model_revision, cfg=index_cfg)
-    blobs = tuple(sorted((role, store.put_blob(data, suffix=f".{role}")) for role, data in index.to_blobs().items()))
+    where = write_index(
+        store, chunk_sets.load, catalog, previous, previous_ref, index_cfg, embedder_name, target,
+        written=written, fresh=fresh, full=full, identity=identity,
+        previous_is_current=(
+            not full and previous is not None and previous_ref is not None
+            and (previous.embedding_model, previous.model_revision) == (embedder.model_name, embedder.model_revision)
+            and previous.index_type == index_cfg.index_type
+            and index_is_current(store, previous, index_cfg, target, embedder_name)))
     manifest = IndexManifest(
         embedding_model=embedder.model_name, model_revision=embedder.model_revision, dim=embedder.dim,
         index_type=index_cfg.index_type, n_vectors=sum(e.n_chunks for e in catalog.entries),
-        chunk_set_sha256s=tuple(wanted), chunk_sets_sha256=content_sha256(list(wanted)), blobs=blobs,
+        chunk_set_sha256s=tuple(wanted), chunk_sets_sha256=content_sha256(list(wanted)),
+        doc_codes=tuple(sorted({(e.tenant_id, e.project_id, e.doc_code) for e in catalog.entries})), **where,
     )
     from stages.index import search_index as index_stage
 
@@ -211,11 +204,27 @@ def _build_index(
     return step.output, manifest
 
 
-def index_is_current(store: ArtifactStore, manifest: IndexManifest, index_cfg: IndexConfig) -> bool:
-    """Whether the saved index's BM25 parameters, normaliser and config are what this code builds now
-    (reads the small ``params`` blob only). A stale index is rebuilt from the stored vectors, not patched."""
+def index_is_current(store: ArtifactStore, manifest: IndexManifest, index_cfg: IndexConfig,
+                     target: IndexTarget | None = None, embedder_name: str | None = None) -> bool:
+    """Whether the saved index is on ``target`` (default: where it is) and was built under what this code and
+    config build now: for FAISS its BM25 parameters, normaliser and config (the small ``params`` blob); for
+    Milvus the collection's schema, fingerprint and index parameters read back (with ``embedder_name``'s model,
+    else the manifest's). A stale index is rebuilt from the stored vectors, not patched."""
+    from types import SimpleNamespace
+
+    from flows.index_writes import milvus_is_current
     from stages.index.saved_params import check_params
 
+    target = target or manifest_target(manifest)
+    if manifest.backend == "milvus":
+        model = get_embedder(embedder_name) if embedder_name else SimpleNamespace(
+            model_name=manifest.embedding_model, model_revision=manifest.model_revision, dim=manifest.dim)
+        try:
+            return milvus_is_current(manifest, target, str(store.root), index_cfg, model)
+        except CiteboundError:
+            return False
+    if target.backend != "faiss":
+        return False
     blobs = dict(manifest.blobs)
     try:
         params = {"params": store.get_blob(blobs["params"])} if "params" in blobs else {}
@@ -232,8 +241,15 @@ def update_catalog_and_index(
     remove_keys: tuple[str, ...] = (),
     index_cfg: IndexConfig,
     embedder_name: str,
+    target: IndexTarget | None = None,
+    written: frozenset[str] = frozenset(),
+    fresh: bool = False,
 ) -> tuple[list[FileIngestReport], Catalog, ArtifactRef | None, IndexManifest | None, tuple[str, ...]]:
-    """Serialised (store lock) read-modify-write of the catalog and index pointers."""
+    """Serialised (store lock) read-modify-write of the catalog and index pointers.
+
+    ``target``: where the index is to be (None: where the current one is, FAISS for none); an index elsewhere is
+    rebuilt there from the stored vectors. ``written``: chunk sets ingest workers already upserted into a Milvus
+    server in this run; ``fresh``: the run started that collection empty (``flows.index_writes``)."""
     from stages.ingest.chunk import resolve_id_clashes
 
     chunk_sets = _ChunkSets(store)
@@ -242,6 +258,7 @@ def update_catalog_and_index(
         catalog = store.get(cat_ref, Catalog) if cat_ref else Catalog()
         idx_ref = store.get_pointer(INDEX_POINTER)
         previous = store.get(idx_ref, IndexManifest) if idx_ref else None
+        target = target or manifest_target(previous)
         entries = catalog.by_key()
         removed = tuple(k for k in remove_keys if entries.pop(k, None) is not None)
         final_reports: list[FileIngestReport] = []
@@ -271,13 +288,14 @@ def update_catalog_and_index(
                 "status": status, "chunk_set_sha256": cs_sha, "id_clashes": deduped.id_clashes}))
         new_catalog = Catalog(entries=tuple(entries[k] for k in sorted(entries)))
         if (cat_ref is not None and new_catalog == catalog and previous is not None
-                and index_is_current(store, previous, index_cfg)):
+                and index_is_current(store, previous, index_cfg, target, embedder_name)):
             return final_reports, catalog, idx_ref, previous, removed
         if not new_catalog.entries:
             store.set_pointer(CATALOG_POINTER, store.put(new_catalog, stage="catalog", stage_version="catalog.v1"))
             store.delete_pointer(INDEX_POINTER)
             return final_reports, new_catalog, None, None, removed
-        manifest_ref, manifest = _build_index(store, chunk_sets, new_catalog, previous, idx_ref, index_cfg, embedder_name)
+        manifest_ref, manifest = _build_index(store, chunk_sets, new_catalog, previous, idx_ref, index_cfg,
+                                              embedder_name, target, written=written, fresh=fresh)
         new_cat_ref = store.put(new_catalog, stage="catalog", stage_version="catalog.v1", inputs=(manifest_ref,))
         # Index first, catalog second: a crash in between leaves a catalog that still matches an index.
         store.set_pointer(INDEX_POINTER, manifest_ref)
@@ -295,8 +313,13 @@ def ingest_flow(
     index_type: str | None = None,
     embedder: str = "minilm",
     ocr: bool = True,
+    index_uri: str | None = None,
 ) -> IngestReport:
-    """Ingest files/folders for one tenant/project and update the index. Returns the per-file report."""
+    """Ingest files/folders for one tenant/project and update the index. Returns the per-file report.
+
+    ``index_uri``: where the index is to be (``flows.index_backends.index_target``: "faiss", http://host:port, a
+    .db path); None takes this process's ``CITEBOUND_INDEX_URI`` (the edge passes the one it resolved; a
+    deployment's worker reads its own). When it is a Milvus server, each file's worker writes its own chunks."""
     settings = Settings()
     store_root = str(Path(store or settings.home).resolve())
     st = _store(store_root)
@@ -305,6 +328,7 @@ def ingest_flow(
     extract_cfg = ExtractConfig(ocr_enabled=ocr and settings.ocr_enabled)
     clean_cfg, chunk_cfg, embed_cfg = CleanConfig(), ChunkConfig(), EmbedConfig()
     index_cfg = IndexConfig(index_type=index_type or settings.index_type)
+    target = index_target(index_uri if index_uri is not None else settings.index_uri)
     # Configs are artifacts too, so a replay can re-run a stage with exactly the config it had.
     cfg_refs = {name: st.put(cfg, stage="config", stage_version="config.v1").sha256 for name, cfg in (
         ("extract_config", extract_cfg), ("clean_config", clean_cfg), ("chunk_config", chunk_cfg),
@@ -314,25 +338,36 @@ def ingest_flow(
         "embedder": embedder, **cfg_refs})
     cat_ref = st.get_pointer(CATALOG_POINTER)
     prev_entries = st.get(cat_ref, Catalog).by_key() if cat_ref else {}
+    index_write, fresh = None, False
     if files:
         get_embedder(embedder)  # load once in this process before fanning out
+        idx_ref = st.get_pointer(INDEX_POINTER)
+        # A Milvus server: workers write their own chunks (a store's first index starts from an emptied collection).
+        index_write = prepare_worker_writes(store_root, st.get(idx_ref, IndexManifest) if idx_ref else None, target,
+                                            index_cfg, get_embedder(embedder))
+        fresh = index_write is not None and idx_ref is None
     futures = []
     for path in files:
         prev = prev_entries.get(doc_key_of(tenant, project, path))
         futures.append(ingest_file_task.submit(
             store_root, path, doc_code, tenant, project, extract_cfg, clean_cfg, chunk_cfg, embed_cfg,
-            embedder, prev.embedding_set_sha256 if prev else None))
+            embedder, prev.embedding_set_sha256 if prev else None, index_write,
+            prev.chunk_set_sha256 if prev else None))
     reports: list[FileIngestReport] = []
     # A progress bar for people at a terminal; logs and JSON consumers get the final table/report only.
     progress = tqdm(futures, desc="ingest", unit="file", file=sys.stderr,
                     disable=len(futures) < 2 or not sys.stderr.isatty())
+    written: set[str] = set()
     for fut in progress:
-        report, steps = fut.result()
+        report, steps, indexed = fut.result()
+        if indexed and report.chunk_set_sha256:
+            written.add(report.chunk_set_sha256)
         progress.set_postfix_str(Path(report.path).name[:40])
         reports.append(report)
         run.steps.extend(steps)
     final, catalog, manifest_ref, manifest, _ = update_catalog_and_index(
-        st, reports, index_cfg=index_cfg, embedder_name=embedder)
+        st, reports, index_cfg=index_cfg, embedder_name=embedder, target=target, written=frozenset(written),
+        fresh=fresh)
     outputs = [manifest_ref] if manifest_ref else []
     result = IngestReport(
         files=tuple(final), index_sha256=manifest_ref.sha256 if manifest_ref else None,
@@ -343,3 +378,28 @@ def ingest_flow(
     report_ref = st.put(result.model_copy(update={"run_id": None}), stage="ingest_report", stage_version="ingest_report.v1")
     run.finish(outputs=[*outputs, report_ref], status="completed")
     return result
+
+
+def reindex(store_root: str, index_uri: str | None, *, index_type: str | None = None,
+            ) -> tuple[ArtifactRef | None, IndexManifest | None]:
+    """Rebuild the store's index on ``index_uri`` from the stored chunk sets and vectors (nothing is embedded, no
+    model is loaded: the vectors' model is read from their embedding sets), under the store lock, and point the
+    store at it. Returns the new manifest (None for an empty catalog)."""
+    from flows.index_writes import stored_model
+
+    st = _store(str(Path(store_root).resolve()))
+    target = index_target(index_uri)
+    with st.lock("index"):
+        cat_ref = st.get_pointer(CATALOG_POINTER)
+        catalog = st.get(cat_ref, Catalog) if cat_ref else Catalog()
+        if not catalog.entries:
+            return None, None
+        idx_ref = st.get_pointer(INDEX_POINTER)
+        previous = st.get(idx_ref, IndexManifest) if idx_ref else None
+        index_cfg = IndexConfig(index_type=index_type or (previous.index_type if previous else "flat"))
+        manifest_ref, manifest = _build_index(st, _ChunkSets(st), catalog, previous, idx_ref, index_cfg,
+                                              "", target, full=True, identity=stored_model(st, catalog))
+        new_cat_ref = st.put(catalog, stage="catalog", stage_version="catalog.v1", inputs=(manifest_ref,))
+        st.set_pointer(INDEX_POINTER, manifest_ref)
+        st.set_pointer(CATALOG_POINTER, new_cat_ref)
+    return manifest_ref, manifest

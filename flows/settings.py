@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 __all__ = ["Settings", "configure_process_env", "configure_query_process"]
@@ -36,6 +36,10 @@ class Settings(BaseSettings):
     tenant: str = "default"
     project: str = "default"
     index_type: Literal["flat", "hnsw"] = "flat"
+    # Where the index lives: unset/"faiss" = FAISS + BM25 in the store; http://host:port = a Milvus server (with
+    # index_token); a path ending in .db = milvus-lite embedded (flows/index_backends.py).
+    index_uri: str | None = None
+    index_token: SecretStr | None = None
     task_runner: Literal["thread", "dask"] = "thread"
     dask_address: str | None = None
     dask_workers: int = 2

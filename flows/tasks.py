@@ -37,7 +37,6 @@ from contracts import (
     ExtractConfig,
     ExtractedDocument,
     GenerationPolicy,
-    IndexManifest,
     RetrievalResult,
     RetrieveConfig,
     RunStep,
@@ -277,32 +276,16 @@ def embed_task(
 # --------------------------------------------------------------------------------- answering
 
 
-@lru_cache(maxsize=4)
-def _cached_index(store_root: str, manifest_sha: str, embedder_name: str):  # noqa: ANN202
-    from contracts.config import IndexConfig
-    from stages.index.search_index import SearchIndex
-
-    store = _store(store_root)
-    manifest = store.get(f"index_manifest.v1:{manifest_sha}", IndexManifest)
-    chunks = []
-    for cs_sha in manifest.chunk_set_sha256s:
-        chunks.extend(store.get(f"chunk_set.v1:{cs_sha}", ChunkSet).chunks)
-    blobs = {role: store.get_blob(sha) for role, sha in manifest.blobs}
-    return SearchIndex.from_blobs(
-        blobs, chunks,
-        embedding_model=manifest.embedding_model, model_revision=manifest.model_revision, dim=manifest.dim,
-        cfg=IndexConfig(index_type=manifest.index_type), embedder=get_embedder(embedder_name),
-    )
-
-
 def load_search_index(store_root: str, manifest_ref: ArtifactRef, embedder_name: str = "minilm"):  # noqa: ANN201
-    """The SearchIndex a manifest describes, loaded once per process (manifests are immutable)."""
+    """The index a manifest describes (an ``IndexBackend``: FAISS + BM25 or Milvus), opened once per process."""
+    from flows.index_backends import load_index
+
     if os.environ.get("CITEBOUND_QUERY_THREADS"):
         import faiss
 
         # A query-serving process: one FAISS thread, so it does not spin against torch on 2 cores.
         faiss.omp_set_num_threads(int(os.environ["CITEBOUND_QUERY_THREADS"]))
-    return _cached_index(str(store_root), manifest_ref.sha256, embedder_name)
+    return load_index(str(store_root), manifest_ref, embedder_name)
 
 
 @task(name="request", cache_policy=NO_CACHE)
@@ -321,12 +304,13 @@ def retrieve_task(
     force: bool = False,
 ) -> RunStep:
     store = _store(store_root)
+    # The index backend (its adapter's code and library versions) is part of the stage's version.
+    index = load_search_index(store_root, index_ref, embedder_name)
 
     def compute() -> RetrievalResult:
         from stages.retrieval import retrieve  # here, not above: a cache hit imports no stage (nor FAISS)
 
         request = store.get(request_ref, AnswerRequest)
-        index = load_search_index(store_root, index_ref, embedder_name)
         result = retrieve.retrieve(
             request.query, index, get_embedder(embedder_name), cfg,
             tenant_id=request.tenant_id, project_id=request.project_id,
@@ -334,7 +318,7 @@ def retrieve_task(
         return result.model_copy(update={"index_sha256": index_ref.sha256})
 
     return run_stage(store, stage="retrieve", config=cfg, inputs=(request_ref, index_ref), compute=compute,
-                     force=force, backends=(get_embedder(embedder_name),))
+                     force=force, backends=(get_embedder(embedder_name), index))
 
 
 @task(name="context", cache_policy=NO_CACHE)

@@ -1,15 +1,19 @@
-"""Back-end protocols the stages depend on. Vendor classes live in ``stages.adapters``; fakes in tests."""
+"""Back-end protocols the stages depend on. Vendor classes live in ``stages.adapters`` (the index's default,
+FAISS + BM25, in ``stages.index.faiss_backend``); fakes in tests."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from contracts.generation import Generation, GenerationRequest
+from contracts.index import IndexRecord, IndexScope, IndexStats
+from contracts.ingest import Chunk
 
-__all__ = ["Embedder", "LLM", "OcrEngine", "OcrPage"]
+__all__ = ["Embedder", "LLM", "OcrEngine", "OcrPage", "IndexBackend", "IndexHits", "IndexedChunk"]
 
 
 @runtime_checkable
@@ -52,3 +56,79 @@ class OcrEngine(Protocol):
     """Reads the text of one rendered page image (PNG bytes)."""
 
     def ocr_png(self, png: bytes, *, lang: str = "eng") -> tuple[str, float | None]: ...
+
+
+@dataclass(frozen=True)
+class IndexedChunk:
+    """A chunk an index returned, with what retrieval reads of a candidate (the ``IndexRecord`` annotations).
+
+    ``key`` is the backend's own integer id for the chunk (FAISS: its slot; Milvus: its primary key), stable
+    for the life of the loaded index; equal scores are ordered by it."""
+
+    key: int
+    chunk: Chunk
+    kinds: frozenset[str]
+    qualifier: str | None
+
+
+@dataclass(frozen=True)
+class IndexHits:
+    """Hits of one search, best first: ``keys`` (int64) and ``scores`` (float32) aligned with ``entries``."""
+
+    keys: np.ndarray
+    scores: np.ndarray
+    entries: tuple[IndexedChunk, ...]
+
+    @classmethod
+    def empty(cls) -> IndexHits:
+        return cls(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32), ())
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+
+@runtime_checkable
+class IndexBackend(Protocol):
+    """Where chunks are kept and searched: FAISS + BM25 in the store (the default), or a Milvus collection.
+
+    Every method takes ``scope`` (an ``IndexScope``: tenant and project, optionally doc codes and pages) as a
+    required keyword without a default: no read, write or delete exists without one. Reads return only chunks
+    inside the scope, the filter applied inside the engine's search (never after it, so a top-k is never
+    filled by another tenant's chunks and then emptied); writes refuse records outside it. Scores: dense = inner
+    product of normalised vectors; lexical = BM25 (k1 1.2, b 0.75) over ``IndexRecord.terms``; hybrid = the
+    engine's reciprocal rank fusion of both (``1 / (rrf_k + rank)`` summed).
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def embedding_model(self) -> str: ...
+
+    @property
+    def model_revision(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
+
+    def upsert(self, records: Sequence[IndexRecord], vectors: np.ndarray, *, scope: IndexScope) -> int: ...
+
+    def delete(self, chunk_ids: Sequence[str], *, scope: IndexScope) -> int: ...
+
+    def delete_document(self, doc_hash: str, *, scope: IndexScope) -> int: ...
+
+    def dense_search(self, vector: np.ndarray, k: int, *, scope: IndexScope) -> IndexHits: ...
+
+    def lexical_search(self, terms: Sequence[str], k: int, *, scope: IndexScope) -> IndexHits: ...
+
+    def hybrid_search(self, vector: np.ndarray, terms: Sequence[str], k: int, *, scope: IndexScope,
+                      rrf_k: int = 60) -> IndexHits: ...
+
+    def section_search(self, level: str, number: str, doc_codes: frozenset[str] | None, *,
+                       scope: IndexScope) -> IndexHits: ...
+
+    def vectors(self, keys: Sequence[int], *, scope: IndexScope) -> np.ndarray: ...
+
+    def doc_codes(self, *, scope: IndexScope) -> frozenset[str]: ...
+
+    def stats(self, *, scope: IndexScope) -> IndexStats: ...

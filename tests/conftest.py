@@ -134,3 +134,54 @@ def fake_backends():
     backends._llm_factories.clear()
     backends._embedder_factories.pop("hash", None)
     backends._embedders.pop("hash", None)
+
+
+# --------------------------------------------------------------------------- the index backends
+
+
+@pytest.fixture(scope="session")
+def milvus_server(tmp_path_factory):
+    """A real Milvus-protocol server for the session: ``milvus-lite server`` on 127.0.0.1
+    (``flows.index_server``), stopped at the end whatever happens. Yields its URI."""
+    from flows.index_backends import clear_index_caches
+    from flows.index_server import milvus_lite_server
+
+    with milvus_lite_server(tmp_path_factory.mktemp("milvus-lite") / "db") as server:
+        try:
+            yield server.uri
+        finally:
+            clear_index_caches()
+
+
+@pytest.fixture(params=["faiss", "milvus"])
+def index_uri(request):
+    """Each test that takes it runs twice: on FAISS + BM25 (None) and on the session's Milvus server (its URI)."""
+    return None if request.param == "faiss" else request.getfixturevalue("milvus_server")
+
+
+@pytest.fixture
+def build_index(index_uri):
+    """``build(chunks, embedder, cfg=None)`` -> an ``IndexBackend`` over the chunks on the parametrised backend
+    (a fresh Milvus collection per call, dropped after the test)."""
+    import uuid
+
+    from contracts import IndexConfig
+    from flows.index_backends import index_target, milvus_client
+    from flows.index_writes import build_backend
+
+    made: list[str] = []
+
+    def build(chunks, embedder, cfg=None):  # noqa: ANN001, ANN202
+        name = f"test_{uuid.uuid4().hex[:16]}"
+        made.append(name)
+        vectors = embedder.embed([c.text for c in chunks])
+        return build_backend(chunks, vectors, target=index_target(index_uri), collection=name,
+                             cfg=cfg or IndexConfig(), embedding_model=embedder.model_name,
+                             model_revision=embedder.model_revision)
+
+    yield build
+    if index_uri is not None:
+        client = milvus_client(index_uri)
+        for name in made:
+            if client.has_collection(name):
+                client.drop_collection(name)

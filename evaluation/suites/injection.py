@@ -432,7 +432,7 @@ def run(ctx: EvalContext, answered: tuple[AnsweredItem, ...], *, sizes: Sizes | 
     ctx.progress.advance()
     embedder = MemoEmbedder(get_embedder("minilm"))
     ctx.progress.start("injection: embed and index", 1)
-    index = build_index(index_chunks, embedder, ctx.cache_dir)
+    index = build_index(index_chunks, embedder, ctx.cache_dir, index_uri=ctx.index_uri)
     ctx.progress.advance()
     product = GenerationPolicy()
     server = GullibleLLMServer({d.attack.text: d.attack.payload() for d in docs if d.attack is not None})

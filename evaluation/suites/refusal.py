@@ -227,7 +227,7 @@ def run(ctx: EvalContext, answered: tuple[AnsweredItem, ...] = ()) -> SuiteOutpu
     files = write_articles(articles, indexed, ctx.cache_dir / "squad-articles")
     chunks = ingested_chunks(files)
     embedder = MemoEmbedder(get_embedder("minilm"))
-    index = build_index(chunks, embedder, ctx.cache_dir)
+    index = build_index(chunks, embedder, ctx.cache_dir, index_uri=ctx.index_uri)
     ctx.progress.advance()
     cfg, policy, llm = RetrieveConfig(), GenerationPolicy(), get_llm(ctx.llm)
 

@@ -116,10 +116,11 @@ def run(ctx: EvalContext, answered: tuple[AnsweredItem, ...] = ()) -> SuiteOutpu
     ctx.progress.start("retrieval: loading the embedder and embedding the corpora", 2)
     inner = get_embedder("minilm")
     embedder = MemoEmbedder(inner)  # each query is encoded once across the three methods
-    aila_index = build_index(aila_chunks(ctx.data_root), inner, ctx.cache_dir)
+    aila_corpus = aila_chunks(ctx.data_root)
+    aila_index = build_index(aila_corpus, inner, ctx.cache_dir, index_uri=ctx.index_uri)
     ctx.progress.advance()
     chunks: list[Chunk] = [c for c in act_chunks(ctx.data_root) if c.provenance.doc_code in acts]
-    acts_index = build_index(chunks, inner, ctx.cache_dir)
+    acts_index = build_index(chunks, inner, ctx.cache_dir, index_uri=ctx.index_uri)
     ctx.progress.advance()
     built = time.perf_counter() - started
 
@@ -129,7 +130,7 @@ def run(ctx: EvalContext, answered: tuple[AnsweredItem, ...] = ()) -> SuiteOutpu
     held_sets = {name: ipc_queries(name) for name in IPC_HELD}
     aila, dev = aila_queries(ctx.data_root), ipc_queries("dev")
     datasets: dict[str, tuple[str, str, object, list[Query]]] = {
-        "aila": (f"AILA 2019: {len(aila)} fact-pattern queries over {len(aila_index.chunks)} statutes (TREC qrels)",
+        "aila": (f"AILA 2019: {len(aila)} fact-pattern queries over {len(aila_corpus)} statutes (TREC qrels)",
                  "all", aila_index, aila),
         "ipc_dev": (f"IPC questions, dev set (used for tuning): {len(dev)} questions {corpus}", "dev", acts_index,
                     dev),

@@ -39,7 +39,6 @@ setting and is taken from the given config.
 from __future__ import annotations
 
 import json
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
@@ -52,6 +51,7 @@ from contracts.config import IndexConfig
 from contracts.errors import ContractViolationError, IndexMismatchError, StageInvariantError
 from contracts.ingest import Chunk
 from stages.index.bm25 import LexicalIndex
+from stages.index.records import lexical_text, section_key
 from stages.index.saved_params import check_params, index_params
 from stages.ports import Embedder
 from stages.retrieval.query_analysis import provision_kinds, qualifier_of
@@ -63,23 +63,6 @@ STAGE_VERSION = "index.v1"
 _HNSW_REBUILD_DEAD_FRACTION = 0.25
 _HNSW_EXACT_BELOW_FRACTION = 0.20
 _FILTER_CACHE_SIZE = 32
-_SECTION_KEY = re.compile(r"^(?:(section|sec|s|article|art|rule|r|order)[\s_.-]*)?(\d+[a-z]{0,3})$")
-
-
-def section_key(section_id: str, doc_code: str) -> tuple[str, str]:
-    """(level, number) of a chunk's section id: ("section", "420") for "420", "IPC_420" or "Section_420".
-
-    >>> assert section_key("IPC_420", "IPC") == ("section", "420") and section_key("Art_21A", "COI") == ("article", "21a")
-    """
-    key = section_id.strip().lower()
-    prefix = doc_code.lower()
-    if key.startswith(prefix) and len(key) > len(prefix) and not key[len(prefix)].isalnum():
-        key = key[len(prefix) + 1 :]
-    match = _SECTION_KEY.match(key.strip("_.- "))
-    if not match:
-        return ("other", key)
-    level = "article" if match.group(1) in ("article", "art") else "section"
-    return (level, match.group(2))
 
 
 @dataclass(frozen=True)
@@ -190,6 +173,20 @@ class SearchIndex:
                 raise StageInvariantError("FAISS ids and slots went out of step")
             self._lexical = None
             self._reindex_metadata()
+
+    def with_chunks(self, chunks: Iterable[Chunk]) -> SearchIndex:
+        """A new index whose slots for these chunk ids hold these chunk objects (same id = same text and
+        provenance, so the vectors and BM25 postings stay; a renamed semantic id or new flags are what change).
+        Unknown ids are ignored; ``self`` is unchanged."""
+        changed = {self._slot_of[c.chunk_id]: c for c in chunks
+                   if c.chunk_id in self._slot_of and self._slots[self._slot_of[c.chunk_id]] != c}
+        if not changed:
+            return self
+        twin = self._copy()
+        for slot, chunk in changed.items():
+            twin._slots[slot] = chunk
+        twin._reindex_metadata()
+        return twin
 
     def remove(self, chunk_ids: Iterable[str]) -> SearchIndex:
         """A new index without these chunks (unknown ids are ignored); ``self`` is unchanged."""
@@ -317,8 +314,11 @@ class SearchIndex:
         return self._lexical
 
     def _lexical_text(self, chunk: Chunk) -> str:
-        title = chunk.provenance.section_title
-        return f"{(title + ' ') * self.cfg.bm25_title_repeat}{chunk.text}" if title else chunk.text
+        return lexical_text(chunk, self.cfg.bm25_title_repeat)
+
+    def slot_of(self, chunk_id: str) -> int | None:
+        """The live slot holding ``chunk_id``, or None."""
+        return self._slot_of.get(chunk_id)
 
     def chunk_at(self, slot: int) -> Chunk:
         chunk = self._slots[slot]
@@ -380,6 +380,11 @@ class SearchIndex:
             if len(self._filters) > _FILTER_CACHE_SIZE:
                 self._filters.popitem(last=False)
         return compiled
+
+    def doc_codes_in(self, allowed: _CompiledFilter) -> frozenset[str]:
+        """The doc codes of the live chunks a compiled filter keeps."""
+        names = {i: name for name, i in self._doc_code_names.items()}
+        return frozenset(names[int(c)] for c in np.unique(self._doc_code_of[allowed.mask]) if c >= 0)
 
     def dense_search(self, query_vector: np.ndarray, k: int, allowed: _CompiledFilter) -> tuple[np.ndarray, np.ndarray]:
         """Top-k (slots, inner products) among the allowed slots, best first."""

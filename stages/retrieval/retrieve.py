@@ -1,8 +1,9 @@
-"""Hybrid retrieval: dense (FAISS) + BM25, fused by rank (questions) or by score (long fact patterns).
+"""Hybrid retrieval: dense + BM25 from an ``IndexBackend``, fused by rank (questions) or by score (long fact patterns).
 
-Query path (lean: one encode, no array over the whole corpus): analyse the query; compile (or reuse the
-cached) tenant/project/metadata filter; encode the query once; take ``candidate_k`` dense and
-``candidate_k`` BM25 hits, both filtered inside the search, and fuse them:
+Query path (lean: one encode, no array over the whole corpus): analyse the query; name the tenant/project/
+metadata scope (``IndexScope``); encode the query once; take ``candidate_k`` dense and ``candidate_k`` BM25
+hits from the index backend (FAISS + BM25 in process, or a Milvus collection), both filtered inside the
+engine's search, and fuse them here, the same way over every backend:
 
 * a question (at most ``long_query_terms`` keywords): weighted reciprocal rank fusion,
   ``dense_weight / (rrf_k + dense_rank) + bm25_weight / (rrf_k + bm25_rank)``, plus the intent and act
@@ -64,9 +65,10 @@ import numpy as np
 
 from contracts.config import RetrieveConfig
 from contracts.errors import IndexMismatchError, StageInvariantError
+from contracts.index import IndexScope
+from contracts.ingest import Chunk
 from contracts.retrieval import QueryAnalysis, ResultMetadata, RetrievalResult, RetrievedItem, SectionRef
-from stages.index.search_index import SearchFilter, SearchIndex
-from stages.ports import Embedder
+from stages.ports import Embedder, IndexBackend, IndexedChunk, IndexHits
 from stages.retrieval.query_analysis import DOC_CODE_ALIASES, analyze_query, canonical_doc_code
 from stages.retrieval.rerank import RERANK_POOL, WordVectors, candidate_features, content_terms, rerank
 from stages.text.normalise import search_terms
@@ -98,16 +100,16 @@ def _word_vectors(embedder: Embedder) -> WordVectors:
         return WordVectors(embedder)
 
 
-def rerank_features(query: str, analysis: QueryAnalysis, index: SearchIndex, embedder: Embedder,
+def rerank_features(query: str, analysis: QueryAnalysis, chunks: list[Chunk], embedder: Embedder,
                     slots: list[int], cosines: np.ndarray, firsts: list[int]) -> list:
-    """``stages.retrieval.rerank`` features of each candidate slot, in the fused order given (rank = position + 1)."""
+    """``stages.retrieval.rerank`` features of each candidate (its chunk and its index key), in the fused order
+    given (rank = position + 1); ``firsts`` are the keys the single methods ranked first."""
     question_words = content_terms(query)
     asked = tuple(dict.fromkeys([*question_words, *content_terms(" ".join(analysis.expansions))]))
     keywords = set(analysis.keywords)
     vectors = _word_vectors(embedder)
     out = []
-    for rank, (slot, cosine) in enumerate(zip(slots, cosines, strict=True), start=1):
-        chunk = index.chunk_at(slot)
+    for rank, (chunk, slot, cosine) in enumerate(zip(chunks, slots, cosines, strict=True), start=1):
         coverage = len(keywords & set(search_terms(chunk.text))) / len(keywords) if keywords else 0.0
         out.append(candidate_features(question_words, asked, chunk.provenance.section_title, chunk.text,
                                       cosine=float(cosine), coverage=coverage, firsts=firsts.count(slot),
@@ -158,21 +160,29 @@ def resolve_doc_codes(name: str, doc_codes: frozenset[str]) -> frozenset[str]:
     return frozenset(out)
 
 
-def _section_ref_slots(refs: tuple[SectionRef, ...], index: SearchIndex, allowed: np.ndarray) -> list[int]:
+def _section_ref_slots(refs: tuple[SectionRef, ...], index: IndexBackend, scope: IndexScope,
+                       entries: dict[int, IndexedChunk]) -> list[int]:
+    """Keys of the chunks (inside ``scope``) of the sections the query names, in reference order."""
     slots: list[int] = []
-    codes = index.doc_codes
+    codes = index.doc_codes(scope=scope)
+
+    def found(hits: IndexHits) -> list[int]:
+        entries.update(zip((int(k) for k in hits.keys), hits.entries, strict=True))
+        return [int(k) for k in hits.keys]
+
     for ref in refs:
         doc_filter: frozenset[str] | None = None
         if ref.doc_code:
             doc_filter = resolve_doc_codes(ref.doc_code, codes)
             if not doc_filter:
                 continue  # the act named is not in this index: never match another act's section of that number
-        hits = index.section_slots(ref.section, ref.level, doc_filter)
+        hits = found(index.section_search(ref.level, ref.section.lower(), doc_filter, scope=scope))
         if ref.level == "article":
             # Constitution chunks may carry plain numbers as section ids.
             constitution = frozenset(c for name in _CONSTITUTION_CODES for c in resolve_doc_codes(name, codes))
-            hits = hits + [s for s in index.section_slots(ref.section, "section", constitution) if s not in hits]
-        slots.extend(s for s in hits if allowed[s] and s not in slots)
+            more = found(index.section_search("section", ref.section.lower(), constitution, scope=scope))
+            hits = hits + [s for s in more if s not in hits]
+        slots.extend(s for s in hits if s not in slots)
     return slots
 
 
@@ -200,7 +210,7 @@ def _zscore_fusion(
     dense_scores: np.ndarray,
     bm25_slots: np.ndarray,
     bm25_scores: np.ndarray,
-    index: SearchIndex,
+    vectors_of,  # noqa: ANN001 - keys -> their vectors (the index backend's, in scope)
     query_vector: np.ndarray,
     dense_weight: float,
 ) -> dict[int, float]:
@@ -217,7 +227,7 @@ def _zscore_fusion(
     bm25 = {int(s): float(v) for s, v in zip(bm25_slots, bm25_scores, strict=True)}
     missing = [s for s in bm25 if s not in cosine]
     if missing:
-        cosine.update(zip(missing, (float(v) for v in index.vectors_of(missing) @ query_vector), strict=True))
+        cosine.update(zip(missing, (float(v) for v in vectors_of(missing) @ query_vector), strict=True))
     bm25_floor = float(bm25_scores.min()) if bm25_scores.size else 0.0
     return {
         slot: dense_weight * (cosine[slot] - d_mean) / d_sd + (bm25.get(slot, bm25_floor) - b_mean) / b_sd
@@ -242,7 +252,7 @@ def _consensus_head(dense_first: int, bm25_first: int, fused: dict[int, float], 
 
 def retrieve(
     query: str,
-    index: SearchIndex,
+    index: IndexBackend,
     embedder: Embedder,
     cfg: RetrieveConfig,
     *,
@@ -256,26 +266,33 @@ def retrieve(
             f"{embedder.model_name} (dim {embedder.dim})"
         )
     analysis = analyze_query(query)
-    allowed = index.compile_filter(
-        SearchFilter(tenant_id, project_id, tuple(cfg.doc_codes), cfg.page_min, cfg.page_max)
-    )
+    scope = IndexScope(tenant_id=tenant_id, project_id=project_id, doc_codes=tuple(cfg.doc_codes),
+                       page_min=cfg.page_min, page_max=cfg.page_max)
+
+    def vectors_of(keys: list[int]) -> np.ndarray:
+        return index.vectors(keys, scope=scope)
+
     candidate_k = max(cfg.candidate_k, cfg.top_k)
     hybrid = cfg.mode == "hybrid"
     query_vector = embedder.embed([query])[0]
 
-    empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32))
-    dense_slots, dense_scores = empty
-    bm25_slots, bm25_scores = empty
+    dense = lexical = IndexHits.empty()
     if cfg.mode in ("hybrid", "dense"):
-        dense_slots, dense_scores = index.dense_search(query_vector, candidate_k, allowed)
+        dense = index.dense_search(query_vector, candidate_k, scope=scope)
     if cfg.mode in ("hybrid", "bm25"):
-        bm25_slots, bm25_scores = index.lexical_search(_query_terms(analysis), candidate_k, allowed)
+        lexical = index.lexical_search(_query_terms(analysis), candidate_k, scope=scope)
+    # What the index said about each candidate (its chunk, provision kinds, qualifier), by key.
+    entries: dict[int, IndexedChunk] = {}
+    for hits in (dense, lexical):
+        entries.update(zip((int(k) for k in hits.keys), hits.entries, strict=True))
+    dense_slots, dense_scores = dense.keys, dense.scores
+    bm25_slots, bm25_scores = lexical.keys, lexical.scores
     dense_rank = _ranked(dense_slots)
     bm25_rank = _ranked(bm25_slots)
 
     long_query = bool(cfg.long_query_terms) and len(analysis.keywords) > cfg.long_query_terms
     if hybrid and long_query:
-        fused = _zscore_fusion(dense_slots, dense_scores, bm25_slots, bm25_scores, index, query_vector,
+        fused = _zscore_fusion(dense_slots, dense_scores, bm25_slots, bm25_scores, vectors_of, query_vector,
                                cfg.long_query_dense_weight)
     else:
         dense_weight = cfg.dense_weight if hybrid else 1.0
@@ -294,7 +311,7 @@ def retrieve(
         # a punishment question): one bonus the size of an intent_weight-weighted rank-1 vote.
         bonus = cfg.intent_weight / (cfg.rrf_k + 1)
         for slot in fused:
-            if analysis.intent in index.provision_kinds_at(slot):
+            if analysis.intent in entries[slot].kinds:
                 fused[slot] += bonus
 
     if hybrid and cfg.qualifier_weight and not long_query:
@@ -303,15 +320,16 @@ def retrieve(
         # asks about that qualifier ("tried to kill", "helping someone to").
         penalty = cfg.qualifier_weight / (cfg.rrf_k + 1)
         for slot in fused:
-            qualifier = index.qualifier_at(slot)
+            qualifier = entries[slot].qualifier
             if qualifier and qualifier not in analysis.qualifiers:
                 fused[slot] -= penalty
 
     if hybrid and cfg.act_weight and analysis.acts and not long_query:
-        named = frozenset().union(*(resolve_doc_codes(act, index.doc_codes) for act in analysis.acts))
+        codes = index.doc_codes(scope=scope)
+        named = frozenset().union(*(resolve_doc_codes(act, codes) for act in analysis.acts))
         bonus = cfg.act_weight / (cfg.rrf_k + 1)
         for slot in fused:
-            if index.chunk_at(slot).provenance.doc_code in named:
+            if entries[slot].chunk.provenance.doc_code in named:
                 fused[slot] += bonus
 
     if hybrid and len(dense_slots) and len(bm25_slots):
@@ -321,7 +339,8 @@ def retrieve(
             if fused[head] < top or sum(1 for v in fused.values() if v == top) > 1:
                 fused[head] = top + 1e-9 * max(1.0, abs(top))
 
-    ref_slots = _section_ref_slots(analysis.section_refs, index, allowed.mask) if cfg.resolve_section_refs else []
+    ref_slots = (_section_ref_slots(analysis.section_refs, index, scope, entries)
+                 if cfg.resolve_section_refs else [])
     ref_set = set(ref_slots)
     if ref_slots:
         # Lift referenced chunks above every other candidate whatever the scale of the fused scores
@@ -340,8 +359,9 @@ def retrieve(
         # The right provision among neighbours (stages.retrieval.rerank): reorder the head of the fused list by the
         # probability that each candidate is the one asked for; section references stay first.
         pool = [s for s in ordered[: max(RERANK_POOL, cfg.top_k)] if s not in ref_set]
-        pool_cosines = index.vectors_of(pool) @ query_vector if pool else np.zeros(0, dtype=np.float32)
-        features = rerank_features(query, analysis, index, embedder, pool, pool_cosines, method_firsts)
+        pool_cosines = vectors_of(pool) @ query_vector if pool else np.zeros(0, dtype=np.float32)
+        features = rerank_features(query, analysis, [entries[s].chunk for s in pool], embedder, pool, pool_cosines,
+                                   method_firsts)
         reranked = dict(zip(pool, rerank(features), strict=True))
         head = [s for s in ordered if s in ref_set]
         pool_sorted = sorted(pool, key=lambda s: (-reranked[s], pool.index(s)))
@@ -356,13 +376,14 @@ def retrieve(
             fused[slot] = max(fused[slot], floor + 2.0)
     ordered = ordered[: cfg.top_k]
 
-    cosines = index.vectors_of(ordered) @ query_vector if ordered else np.zeros(0, dtype=np.float32)
+    cosines = vectors_of(ordered) @ query_vector if ordered else np.zeros(0, dtype=np.float32)
     keywords = set(analysis.keywords)
     items = []
     for rank, (slot, cosine) in enumerate(zip(ordered, cosines, strict=True), start=1):
-        chunk = index.chunk_at(slot)
+        chunk = entries[slot].chunk
         p = chunk.provenance
-        if p.tenant_id != tenant_id or p.project_id != project_id or not allowed.mask[slot]:
+        if (p.tenant_id != tenant_id or p.project_id != project_id
+                or not scope.admits_location(p.tenant_id, p.project_id, p.doc_code, p.page, p.page_end)):
             raise StageInvariantError(f"filter leak: slot {slot} of tenant {p.tenant_id!r} reached a result")
         coverage = len(keywords & set(search_terms(chunk.text))) / len(keywords) if keywords else 0.0
         matched_by = tuple(

@@ -56,16 +56,16 @@ def serve(app, port: int) -> Callable[[], None]:  # noqa: ANN001
     return stop
 
 
-def ingest_fixtures(root: Path, source_dir: Path, tenant: str = "default") -> None:
+def ingest_fixtures(root: Path, source_dir: Path, tenant: str = "default", index_uri: str | None = None) -> None:
     from flows.ingest_flow import ingest_flow
 
     source_dir.mkdir(parents=True, exist_ok=True)
     (source_dir / "penal_code.txt").write_text(PENAL_CODE, encoding="utf-8")
     (source_dir / "wages_act.txt").write_text(WAGES_ACT, encoding="utf-8")
     ingest_flow(paths=[str(source_dir / "penal_code.txt")], doc_code="IPC", tenant=tenant, store=str(root),
-                embedder="hash")
+                embedder="hash", index_uri=index_uri or "faiss")
     ingest_flow(paths=[str(source_dir / "wages_act.txt")], doc_code="WagesAct", tenant=tenant, store=str(root),
-                embedder="hash")
+                embedder="hash", index_uri=index_uri or "faiss")
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +92,7 @@ def start_api(root: Path, **cfg_kw: object) -> Iterator[RunningApi]:
         stop()
 
 
-def start_keyed_api(root: Path, *tenants: str) -> Iterator[tuple[RunningApi, tuple[str, ...], object]]:
+def start_keyed_api(root: Path, *tenants: str, **cfg_kw: object) -> Iterator[tuple[RunningApi, tuple[str, ...], object]]:
     """The API over ``root`` with a migrated database and one new key per tenant (in order); closed after."""
     from api.db import Database, default_url
 
@@ -100,7 +100,7 @@ def start_keyed_api(root: Path, *tenants: str) -> Iterator[tuple[RunningApi, tup
     db.migrate()
     keys = tuple(db.add_key(tenant)[1] for tenant in tenants)
     try:
-        for api in start_api(root, db=db):
+        for api in start_api(root, db=db, **cfg_kw):
             yield api, keys, db
     finally:
         db.close()

@@ -1,6 +1,7 @@
 """Keys and tenants against a real server: every endpoint reaches only the key's tenant, and a cross-tenant
 attempt is answered exactly like a request for something that does not exist (nothing leaks). Also keys
-stored hashed, revocation, per-key rate limits, and the `citebound keys` commands."""
+stored hashed, revocation, per-key rate limits, and the `citebound keys` commands. The tenant tests run on both
+index backends: FAISS in the store, and a Milvus collection on the session's milvus-lite server."""
 
 from __future__ import annotations
 
@@ -16,12 +17,13 @@ pytestmark = [pytest.mark.integration]
 Q420 = "What is the punishment for cheating under section 420?"
 
 
-@pytest.fixture(scope="module")
-def tenants(tmp_path_factory, prefect_harness, module_backends):
+@pytest.fixture(scope="module", params=["faiss", "milvus"])
+def tenants(request, tmp_path_factory, prefect_harness, module_backends):
+    index_uri = None if request.param == "faiss" else request.getfixturevalue("milvus_server")
     base = tmp_path_factory.mktemp("api-tenants")
     root = base / "store"
-    ingest_fixtures(root, base / "acme-src", tenant="acme")  # acme holds IPC + WagesAct
-    for api, (acme, globex), db in start_keyed_api(root, "acme", "globex"):
+    ingest_fixtures(root, base / "acme-src", tenant="acme", index_uri=index_uri)  # acme holds IPC + WagesAct
+    for api, (acme, globex), db in start_keyed_api(root, "acme", "globex", index_uri=index_uri):
         yield api, acme, globex, db
 
 

@@ -11,6 +11,18 @@ from pathlib import Path
 
 import pytest
 
+from tests.fixtures.statutes import PENAL_CODE, WAGES_ACT
+
+@pytest.fixture
+def corpus(tmp_path):
+    """A folder with two statute fixtures (``penal_code.txt``, ``wages_act.txt``) for the ingest flow tests."""
+    d = tmp_path / "corpus"
+    d.mkdir()
+    (d / "penal_code.txt").write_text(PENAL_CODE, encoding="utf-8")
+    (d / "wages_act.txt").write_text(WAGES_ACT, encoding="utf-8")
+    return d
+
+
 # =========================================================================== deployments (orchestration)
 # A real `prefect server start` on 127.0.0.1 with citebound's deployments and a process worker, for
 # tests/flows/test_deployments.py. Module-scoped: one server + worker per module (~15-25 s to start).

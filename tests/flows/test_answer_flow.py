@@ -114,9 +114,9 @@ def test_deleted_index_file_degrades_to_error_refusal(store_root):
     manifest = st.get(st.get_pointer(INDEX_POINTER), IndexManifest)
     for _, sha in manifest.blobs:
         st.blob_path(sha).unlink()
-    from flows import tasks
+    from flows.index_backends import clear_index_caches
 
-    tasks._cached_index.cache_clear()
+    clear_index_caches()
     answer = _ask(store_root, "What is the punishment for theft?")
     assert (answer.status, answer.reason_code) == ("error", "artifact_missing")
     _assert_store_clean(store_root)

@@ -17,7 +17,6 @@ from flows import backends
 from flows.ingest_flow import CATALOG_POINTER, ingest_flow
 from flows.runners import local_dask_cluster_kwargs, make_task_runner
 from flows.settings import Settings
-from tests.fixtures.statutes import PENAL_CODE, WAGES_ACT
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -44,13 +43,10 @@ def _texts_embedded_in_worker() -> int:
 
 
 @pytest.fixture
-def corpus(tmp_path):
-    d = tmp_path / "corpus"
-    d.mkdir()
-    (d / "penal_code.txt").write_text(PENAL_CODE, encoding="utf-8")
-    (d / "wages_act.txt").write_text(WAGES_ACT, encoding="utf-8")
-    (d / "notices.md").write_text(NOTICE, encoding="utf-8")
-    return d
+def corpus(corpus):
+    """The flow tests' two statutes (tests/flows/conftest.py) and a third file: three files to fan out."""
+    (corpus / "notices.md").write_text(NOTICE, encoding="utf-8")
+    return corpus
 
 
 @pytest.fixture(scope="module")
@@ -121,3 +117,37 @@ def test_local_cluster_started_by_the_runner_matches_the_thread_runner(prefect_h
     runner = make_task_runner(Settings(task_runner="dask", dask_workers=2), processes=False)
     on_dask = _ingest(runner, corpus, tmp_path / "dask")
     assert _fingerprint(on_dask, tmp_path / "dask") == _fingerprint(threaded, tmp_path / "threads")
+
+
+def test_dask_workers_write_their_own_chunks_to_a_milvus_server(
+    prefect_harness, fake_backends, corpus, tmp_path, dask_cluster, milvus_server, monkeypatch
+):
+    """With the index on a server, each Dask worker process upserts its own file's chunks: this process (the
+    flow's, where the serialised catalog step runs) makes no upsert, yet the collection holds every chunk the
+    manifest lists."""
+    from contracts import IndexManifest, IndexScope
+    from flows.index_backends import load_index
+    from flows.ingest_flow import INDEX_POINTER
+    from stages.adapters.milvus_index import MilvusIndex
+
+    cluster, client = dask_cluster
+    client.run(_register_hash_embedder_in_worker)
+    upserts_here = []
+    real_upsert = MilvusIndex.upsert
+    monkeypatch.setattr(MilvusIndex, "upsert", lambda self, *a, **kw: upserts_here.append(1) or real_upsert(self, *a, **kw))
+
+    runner = make_task_runner(Settings(task_runner="dask", dask_address=cluster.scheduler_address))
+    on_dask = ingest_flow.with_options(task_runner=runner)(
+        paths=[str(corpus)], store=str(tmp_path / "dask"), embedder="hash", ocr=False, index_uri=milvus_server)
+    assert [f.status for f in on_dask.files] == ["ingested"] * 3, on_dask.files
+    assert upserts_here == [], "the flow's process wrote nothing: the workers did"
+
+    st = ArtifactStore(tmp_path / "dask")
+    manifest = st.get(st.get_pointer(INDEX_POINTER), IndexManifest)
+    index = load_index(str(tmp_path / "dask"), st.get_pointer(INDEX_POINTER), "hash")
+    held = index.all_chunk_ids(scope=IndexScope(tenant_id="default", project_id="default"))
+    from contracts import ChunkSet
+
+    listed = {c.chunk_id for sha in manifest.chunk_set_sha256s for c in st.get(f"chunk_set.v1:{sha}", ChunkSet).chunks}
+    assert held == listed and len(held) == on_dask.n_vectors
+

@@ -43,7 +43,9 @@ def test_stale_index_is_rebuilt_on_unchanged_reingest(prefect_harness, fake_back
     assert _saved_params(store_root)["normaliser"]["version"] == normalise.NORMALISER_VERSION
     run = ArtifactStore(store_root).get_run(second.run_id)
     assert all(s.cached for s in run.steps if s.stage == "embed"), "rebuilt from the stored vectors"
-    tasks._cached_index.cache_clear()
+    from flows.index_backends import clear_index_caches
+
+    clear_index_caches()
     st = ArtifactStore(store_root)
     index = tasks.load_search_index(str(store_root), st.get_pointer(INDEX_POINTER), "hash")
     assert len(index.chunks) == second.n_vectors

@@ -90,7 +90,21 @@ def test_closures_follow_imports_transitively():
 
 def test_libraries_a_stage_imports_are_part_of_its_version():
     assert "bm25s" in describe_stage("index")["libraries"]
-    assert "faiss" in describe_stage("retrieve")["libraries"]
+    # retrieve reaches its index through the port: the backend it runs with brings its own code and library.
+    import numpy as np
+
+    from contracts import IndexConfig
+    from stages.adapters.milvus_index import MilvusIndex
+    from stages.index.faiss_backend import FaissBm25Index
+
+    faiss_backend = FaissBm25Index.build([], np.zeros((0, 4), np.float32), embedding_model="m", model_revision="1",
+                                         cfg=IndexConfig())
+    milvus_backend = MilvusIndex(None, "c", embedding_model="m", model_revision="1", dim=4, cfg=IndexConfig(),
+                                 fingerprint="")
+    assert "faiss" not in describe_stage("retrieve")["libraries"]
+    on_faiss = describe_stage("retrieve", backends=[faiss_backend])["backends"][0]
+    on_milvus = describe_stage("retrieve", backends=[milvus_backend])["backends"][0]
+    assert "faiss" in on_faiss["libraries"] and "pymilvus" in on_milvus["libraries"]
     assert "pymupdf" in describe_stage("extract")["libraries"]
     assert "langchain_text_splitters" in describe_stage("chunk")["libraries"]
 

@@ -187,3 +187,31 @@ def test_retrieve_applies_the_projects_standing_retrieval_settings(real_store, c
         assert len(few["sources"]) <= 2 < len(more["sources"]) <= 4
     finally:
         assert main([*store, "settings", "--unset", "top_k"]) == 0
+
+
+def test_demo_questions_get_the_same_answers_after_reindex_to_a_milvus_server_and_back(real_store, capsys,
+                                                                                         milvus_server):
+    """``citebound reindex --to http://127.0.0.1:PORT`` (the session's milvus-lite server) moves the index from the
+    stored vectors; the demo's three questions get the same answers, citations and sources there, and again
+    after ``reindex --to faiss``. Last in the module: the store ends on FAISS, as it began."""
+    questions = [q.strip() for q in (CORPUS.parent / "demo_questions.txt").read_text().splitlines() if q.strip()]
+    store = ["--store", str(real_store)]
+
+    def answers() -> list[tuple]:
+        out = []
+        for question in questions:
+            code, [answer] = _run_json(capsys, [*store, "ask", question, "--json"])
+            out.append((code, answer["status"], answer["answer"], [c["source_id"] for c in answer["citations"]],
+                        list(answer["sources"])))
+        return out
+
+    on_faiss = answers()
+    assert [status for _, status, *_ in on_faiss][:2] == ["success", "success"] and on_faiss[2][0] == 1, on_faiss
+    try:
+        code, [moved] = _run_json(capsys, [*store, "reindex", "--to", milvus_server, "--json"])
+        assert code == 0 and moved["stats"]["backend"] == "milvus" and moved["stats"]["n_chunks"] == moved["n_vectors"]
+        assert answers() == on_faiss
+    finally:
+        code, [back] = _run_json(capsys, [*store, "reindex", "--to", "faiss", "--json"])
+        assert code == 0 and back["stats"]["backend"] == "faiss"
+    assert answers() == on_faiss

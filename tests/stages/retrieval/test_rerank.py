@@ -37,10 +37,19 @@ def test_frame_words_are_not_content():
     assert content_terms("What is the punishment for the offence of theft under this section 379?") == ("theft",)
 
 
-def test_reranked_results_are_ordered_by_their_rerank_confidence():
+def _keys(index, embedder) -> dict:  # noqa: ANN001
+    """chunk id -> (the index's key, its chunk) for every chunk of tenant t1 / project p1."""
+    from contracts import IndexScope
+
+    hits = index.dense_search(embedder.embed(["anything"])[0], 1000, scope=IndexScope(tenant_id="t1", project_id="p1"))
+    return {e.chunk.chunk_id: (e.key, e.chunk) for e in hits.entries}
+
+
+@pytest.mark.integration  # real FAISS, and a milvus-lite server
+def test_reranked_results_are_ordered_by_their_rerank_confidence(build_index):
+    from contracts import IndexScope
     from stages.retrieval.query_analysis import analyze_query
     from stages.retrieval.retrieve import rerank_features
-    from tests.stages.index.test_search_index import build
 
     embedder = HashEmbedder(dim=64)
     texts = {"323": ("Punishment for voluntarily causing hurt", "Whoever voluntarily causes hurt shall be punished"),
@@ -48,16 +57,18 @@ def test_reranked_results_are_ordered_by_their_rerank_confidence():
                      "Whoever voluntarily causes hurt by means of any instrument for stabbing or cutting"),
              "379": ("Punishment for theft", "Whoever commits theft shall be punished"),
              "503": ("Criminal intimidation", "Whoever threatens another with any injury")}
-    index = build([make_chunk(f"Section {n}. {t}\n{body}", section=n, title=t) for n, (t, body) in texts.items()],
-                  embedder)
+    index = build_index([make_chunk(f"Section {n}. {t}\n{body}", section=n, title=t) for n, (t, body) in texts.items()],
+                        embedder)
+    key_of = _keys(index, embedder)
     query = "punishment for causing hurt with a cutting instrument"
     plain = retrieve(query, index, embedder, RetrieveConfig(top_k=4, rerank=False), tenant_id="t1", project_id="p1")
     reranked = retrieve(query, index, embedder, RetrieveConfig(top_k=4, rerank=True), tenant_id="t1", project_id="p1")
-    slots = [index._slot_of[i.metadata.chunk_id] for i in plain.results]
-    firsts = [index._slot_of[retrieve(query, index, embedder, RetrieveConfig(mode=m, top_k=1), tenant_id="t1",
-                                      project_id="p1").results[0].metadata.chunk_id] for m in ("dense", "bm25")]
-    features = rerank_features(query, analyze_query(query), index, embedder, slots,
-                               index.vectors_of(slots) @ embedder.embed([query])[0], firsts)
+    slots = [key_of[i.metadata.chunk_id][0] for i in plain.results]
+    firsts = [key_of[retrieve(query, index, embedder, RetrieveConfig(mode=m, top_k=1), tenant_id="t1",
+                              project_id="p1").results[0].metadata.chunk_id][0] for m in ("dense", "bm25")]
+    vectors = index.vectors(slots, scope=IndexScope(tenant_id="t1", project_id="p1"))
+    features = rerank_features(query, analyze_query(query), [key_of[i.metadata.chunk_id][1] for i in plain.results],
+                               embedder, slots, vectors @ embedder.embed([query])[0], firsts)
     expected = {item.source_id: c for item, c in zip(plain.results, rerank(features), strict=True)}
     got = {item.source_id: item.confidence for item in reranked.results}
     assert got == pytest.approx(expected, abs=1e-9)
@@ -73,10 +84,11 @@ NEIGHBOURS = {"319", "321", "323", "324", "325", "326", "326A", "326B", "339", "
               "503", "506", "507"}
 
 
-@pytest.fixture(scope="module")
-def neighbour_index(real_embedder, shared_data):
+@pytest.fixture(scope="module", params=["faiss", "milvus"])
+def neighbour_index(request, real_embedder, shared_data):
     from contracts import ChunkSet, EmbedConfig, SourceDocument
-    from stages.index.search_index import SearchIndex
+    from flows.index_backends import index_target
+    from flows.index_writes import build_backend
     from stages.ingest.embed import embed_chunks
 
     records = json.loads((shared_data / "indian-acts-json" / "ipc.json").read_text())
@@ -88,8 +100,13 @@ def neighbour_index(real_embedder, shared_data):
     source = SourceDocument(path="ipc.json", filename="ipc.json", sha256="0" * 64, size_bytes=1,
                             media_type="application/json", doc_code="IPC", tenant_id="t1", project_id="p1")
     vectors = embed_chunks(ChunkSet(source=source, chunks=tuple(chunks)), real_embedder, EmbedConfig())
-    return SearchIndex.build(chunks, vectors, embedding_model=real_embedder.model_name,
-                             model_revision=real_embedder.model_revision, cfg=IndexConfig())
+    uri = None if request.param == "faiss" else request.getfixturevalue("milvus_server")
+    index = build_backend(chunks, vectors, target=index_target(uri), collection="test_rerank_neighbours",
+                          cfg=IndexConfig(), embedding_model=real_embedder.model_name,
+                          model_revision=real_embedder.model_revision)
+    yield index
+    if uri is not None:
+        index.drop()
 
 
 @pytest.mark.integration
