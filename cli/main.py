@@ -1,4 +1,4 @@
-"""``citebound``: ingest, ask, retrieve, validate, demo, runs, replay, show, remove, docs, reindex, server, eval.
+"""``citebound``: ingest, ask, retrieve, validate, demo, runs, replay, show, remove, docs, reindex, server, eval, train-verifier.
 
 Every command takes ``--store DIR`` (default ``$CITEBOUND_HOME``, else ``./artifacts``). Heavy imports
 (Prefect, torch) happen inside commands, after the process environment is set for offline, quiet runs.
@@ -12,13 +12,13 @@ import argparse
 import os
 import sys
 
-from cli import ask, demo, documents, evaluate, http_api, index, ingest, prefect_server, runs, settings
+from cli import ask, demo, documents, evaluate, http_api, index, ingest, prefect_server, runs, settings, train
 from cli.common import prepare
 
 __all__ = ["build_parser", "main"]
 
 # In the order `citebound --help` lists them.
-COMMAND_GROUPS = (ingest, ask, demo, settings, runs, documents, index, http_api, evaluate, prefect_server)
+COMMAND_GROUPS = (ingest, ask, demo, settings, runs, documents, index, http_api, evaluate, train, prefect_server)
 
 
 def build_parser() -> argparse.ArgumentParser:

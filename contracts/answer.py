@@ -86,7 +86,7 @@ DEFAULT_KEY_TERMS: tuple[str, ...] = (
 class GenerationPolicy(Contract):
     """Every knob of the grounding contract. Its hash is part of the generate/validate cache keys."""
 
-    kind: Literal["generation_policy.v2"] = "generation_policy.v2"
+    kind: Literal["generation_policy.v3"] = "generation_policy.v3"
     refusal_text: str = DEFAULT_REFUSAL
     min_confidence: float = Field(default=0.3, ge=0.0, le=1.0)
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
@@ -107,6 +107,18 @@ class GenerationPolicy(Contract):
     check_key_terms: bool = True
     key_terms: tuple[str, ...] = DEFAULT_KEY_TERMS
     """Claim-changing words a sentence may use only when a chunk it cites uses them too."""
+    verify: bool = True
+    """Read the evidence with citebound's trained verifier (``stages.grounding.answerability``, the claim-support
+    check of ``stages.grounding.validate``). Off, only the word-matching checks run: an explicit choice,
+    recorded with every answer's policy, never a fallback."""
+    min_answerability: float = Field(default=0.5, ge=0.0, le=1.0)
+    """The verifier's P(answers) some passage must reach before anything is generated (else ``not_answerable``)."""
+    min_support: float = Field(default=0.5, ge=0.0, le=1.0)
+    """The verifier's P(supports) each answer sentence must reach against the chunks it cites (else
+    ``claim_not_supported``)."""
+    close_answerability_margin: float = Field(default=0.1, ge=0.0, le=1.0)
+    """Two provisions both reaching ``min_answerability`` within this margin of each other are both answered,
+    each with the condition that separates them."""
 
 
 class CheckResult(Contract):
@@ -159,7 +171,7 @@ class DraftAnswer(Contract):
 class Answer(Contract):
     """What the user gets: a grounded answer (``status == "success"``) or the refusal sentence with a reason."""
 
-    kind: Literal["answer.v2"] = "answer.v2"
+    kind: Literal["answer.v3"] = "answer.v3"
     query: str
     status: AnswerStatus
     answer: str
@@ -174,6 +186,9 @@ class Answer(Contract):
     checks: tuple[CheckResult, ...] = ()
     sentences: tuple[SentenceReport, ...] = ()
     confidence: float | None = None
+    answerability: float | None = None
+    """The verifier's P(answers) of the best passage, when it read the pack (on refusals too): how sure citebound
+    is that the evidence holds the answer."""
     backend: str | None = None
     run_id: str | None = None
     """Bound at the edge (CLI/API) from the run record; stored artifacts keep it None so replays stay byte-identical."""

@@ -15,6 +15,7 @@ __all__ = [
     "IngestReason",
     "IndexMismatchError",
     "LLMTransportError",
+    "VerifierLoadError",
     "ConfigError",
 ]
 
@@ -78,3 +79,7 @@ class LLMTransportError(CiteboundError):
 
 class ConfigError(CiteboundError):
     """Raised when settings or CLI options are invalid (unknown backend, bad --set key, missing model)."""
+
+
+class VerifierLoadError(CiteboundError):
+    """Raised by the verifier adapter when its model folder is missing, incomplete or fails its hash check."""

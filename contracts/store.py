@@ -36,6 +36,7 @@ from pydantic import Field, TypeAdapter, ValidationError
 from contracts._base import Contract, canonical_json, content_sha256, sha256_bytes
 from contracts.answer import Answer, DraftAnswer, GenerationPolicy
 from contracts.generation import GenerationRequest
+from contracts.verifier import AnswerabilityReport, VerifierCard, VerifierTrainConfig
 from contracts.catalog import AnswerRequest, Catalog, IngestReport
 from contracts.config import (
     ChunkConfig,
@@ -150,7 +151,8 @@ class RunRecord(Contract):
 _STORED_TYPES: tuple[type[Contract], ...] = (
     SourceDocument, ExtractedDocument, CleanedDocument, ChunkSet,
     EmbeddingSet, IndexManifest,
-    AnswerRequest, RetrievalResult, ContextPack, GenerationRequest, DraftAnswer, Answer,
+    AnswerRequest, RetrievalResult, ContextPack, AnswerabilityReport, GenerationRequest, DraftAnswer, Answer,
+    VerifierTrainConfig, VerifierCard,
     ExtractConfig, CleanConfig, ChunkConfig, EmbedConfig, IndexConfig, RetrieveConfig, GenerationPolicy,
     ProjectSettings, Catalog, IngestReport, RunRecord,
     EvalReport, SuiteReport, EvalFloors,
@@ -166,6 +168,8 @@ KINDS: dict[str, type[Contract]] = {kind_of(t): t for t in _STORED_TYPES}
 # newer citebound's), raises ArtifactKindError naming kind:sha: re-run the stage that wrote it.
 RETIRED_KINDS: dict[str, type[Contract]] = {
     "answer.v1": Answer,  # + related
+    "answer.v2": Answer,  # + answerability (the verifier)
+    "generation_policy.v2": GenerationPolicy,  # + verify, min_answerability, min_support, close margin
     "draft_answer.v1": DraftAnswer,  # + request_sha256, prompt (the typed generation port)
     "generation_policy.v1": GenerationPolicy,  # + check_key_terms, key_terms
     "chunk_config.v1": ChunkConfig,  # + title_weight

@@ -231,11 +231,14 @@ def answer_with_pack(
     policy: GenerationPolicy,
     llm,  # noqa: ANN001
     *,
+    verifier=None,  # noqa: ANN001
     tenant: str = TENANT,
     project: str = PROJECT,
 ) -> tuple[Answer, ContextPack]:
-    """One question through the answer stages in ``flows.answer_flow``'s order; the answer and its pack."""
+    """One question through the answer stages in ``flows.answer_flow``'s order; the answer and its pack.
+    ``verifier`` reads the evidence when ``policy.verify`` (the answer chain always passes one then)."""
     from stages.generation.generate import generate_draft
+    from stages.grounding.answerability import score_answerability
     from stages.grounding.precheck import precheck_pack
     from stages.grounding.validate import validate_draft
     from stages.retrieval.context import build_context_pack
@@ -243,7 +246,9 @@ def answer_with_pack(
 
     result = retrieve(question, index, embedder, cfg, tenant_id=tenant, project_id=project)
     pack = build_context_pack(result, cfg, policy)
-    refusal = precheck_pack(pack, policy, embedder)
+    report = score_answerability(pack, policy, verifier)
+    refusal = precheck_pack(pack, policy, embedder, report)
     if refusal is not None:
         return refusal, pack
-    return validate_draft(generate_draft(pack, llm, policy), pack, policy), pack
+    draft = generate_draft(pack, llm, policy, report)
+    return validate_draft(draft, pack, policy, verifier=verifier, answerability=report), pack

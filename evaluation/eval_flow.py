@@ -43,7 +43,8 @@ def eval_flow(
         data_root=Path(data_root).expanduser().resolve() if data_root else settings.shared_data_dir,
         cache_dir=Path(cache) if cache else settings.eval_cache, llm=llm_spec_from_settings(settings, llm),
         suites=suites, questions=questions, floors=floors, subset=subset,
-        store_root=Path(store or settings.home).expanduser().resolve(), tenant=tenant, project=project)
+        store_root=Path(store or settings.home).expanduser().resolve(), tenant=tenant, project=project,
+        verifier=settings.verifier)
     report = run_eval(ctx, chosen, bounds)
     json_path, html_path = write_report(report, Path(out).expanduser().resolve())
     failed = failed_checks(report)

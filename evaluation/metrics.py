@@ -30,6 +30,7 @@ __all__ = [
     "recall_at_k",
     "reciprocal_rank",
     "risk_coverage",
+    "roc_auc",
 ]
 
 DEFAULT_RESAMPLES = 1000
@@ -63,6 +64,31 @@ def bootstrap_interval(
     tail = (1.0 - level) / 2.0
     low, high = np.quantile(values, [tail, 1.0 - tail])
     return Interval(low=float(low), high=float(high), level=level, resamples=resamples)
+
+
+def roc_auc(labels: Sequence[bool], scores: Sequence[float]) -> float:
+    """Area under the ROC curve: the chance a random positive scores above a random negative (ties count
+    half); nan when either class is absent.
+
+    >>> roc_auc([True, False, True, False], [0.9, 0.1, 0.4, 0.4])
+    0.875
+    """
+    truth = np.asarray(labels, dtype=bool)
+    values = np.asarray(scores, dtype=float)
+    pos, neg = int(truth.sum()), int((~truth).sum())
+    if not pos or not neg:
+        return math.nan
+    order = np.argsort(values, kind="stable")
+    ranks = np.empty(len(values))
+    sorted_values = values[order]
+    start = 0
+    while start < len(order):  # average ranks over ties
+        end = start
+        while end + 1 < len(order) and sorted_values[end + 1] == sorted_values[start]:
+            end += 1
+        ranks[order[start:end + 1]] = (start + end) / 2 + 1
+        start = end + 1
+    return float((ranks[truth].sum() - pos * (pos + 1) / 2) / (pos * neg))
 
 
 # ------------------------------------------------------------------------------------------ ranking
@@ -224,6 +250,19 @@ class MetricMaker:
         return self._metric(name, value, int(rows[:, 1].sum()) if len(rows) else 0, ci,
                             count=int(rows[:, 0].sum()) if len(rows) else 0,
                             higher_is_better=higher_is_better, note=note)
+
+    def auc(self, name: str, labels: Sequence[bool], scores: Sequence[float], *, note: str | None = None) -> Metric:
+        """ROC AUC of a score separating positives (``labels`` True) from negatives, the (label, score) pairs
+        resampled together."""
+        rows = np.column_stack([np.asarray(labels, dtype=float), np.asarray(scores, dtype=float)]) \
+            if len(labels) else np.zeros((0, 2))
+
+        def stat(r: np.ndarray) -> float:
+            return roc_auc(r[:, 0] > 0.5, r[:, 1])
+
+        ci = bootstrap_interval(rows, stat, resamples=self.resamples, seed=self._seed(self._id(name)))
+        value = stat(rows) if len(rows) else math.nan
+        return self._metric(name, value, len(rows), ci, note=note)
 
     def detection(self, truth: Sequence[bool], flagged: Sequence[bool], *, prefix: str = "",
                   note: str | None = None) -> list[Metric]:

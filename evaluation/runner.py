@@ -24,8 +24,8 @@ __all__ = ["ANSWERING_SUITES", "SUITES", "check_data_root", "choose_suites", "fa
            "write_report"]
 
 # The order suites run in: grounding last, as it scores the answers the others produced.
-SUITES = ("refusal", "hallucination", "injection", "retrieval", "questions", "grounding")
-ANSWERING_SUITES = ("refusal", "hallucination", "injection", "questions")
+SUITES = ("refusal", "hallucination", "injection", "retrieval", "provisions", "questions", "grounding")
+ANSWERING_SUITES = ("refusal", "hallucination", "injection", "provisions", "questions")
 
 
 def choose_suites(requested: list[str] | None, *, has_questions: bool) -> list[str]:
@@ -64,6 +64,7 @@ def plan_eval(
     tenant: str = "default",
     project: str = "default",
     index_uri: str | None = None,
+    verifier: str = "citebound",
 ) -> tuple[EvalContext, list[str], EvalFloors]:
     """What a run will do, from settings its edge (the CLI, the Prefect flow) resolved: the context, the suites
     in order and the floors. Every bad input is a one-line ``ConfigError`` here, before any suite starts."""
@@ -76,7 +77,7 @@ def plan_eval(
     ctx = EvalContext(data_root=check_data_root(data_root), cache_dir=cache_dir.expanduser().resolve(),
                       subset=subset, llm=llm, resamples=resamples,
                       store_root=store_root if questions_file else None, tenant=tenant, project=project,
-                      questions_file=questions_file, index_uri=index_uri or None)
+                      questions_file=questions_file, index_uri=index_uri or None, verifier=verifier)
     return ctx, chosen, load_floors(Path(floors) if floors else DEFAULT_FLOORS)
 
 

@@ -50,6 +50,7 @@ class EvalContext:
     tenant: str = "default"
     project: str = "default"
     questions_file: Path | None = None
+    verifier: str = "citebound"  # flows.backends.get_verifier name: the shipped model, or a model folder
     progress: Progress = field(default_factory=_SilentProgress)
     # Where the suites build their corpora's indexes (``flows.index_backends.index_target``): None = FAISS in
     # memory, http://host:port = a Milvus server (a collection per corpus), a .db path = milvus-lite embedded.

@@ -28,6 +28,7 @@ from contracts.errors import (
     ConfigError,
     IndexMismatchError,
     LLMTransportError,
+    VerifierLoadError,
 )
 from flows import runs
 from flows.backends import LLMSpec, llm_spec_from_settings
@@ -51,10 +52,11 @@ __all__ = [
     "save_project_settings",
 ]
 
-ANSWER_STAGES = ("retrieve", "context", "precheck", "generate", "validate")
+ANSWER_STAGES = ("retrieve", "context", "answerability", "precheck", "generate", "validate")
 
 _REASONS: tuple[tuple[type[BaseException], str], ...] = (
     (LLMTransportError, "llm_transport_error"),
+    (VerifierLoadError, "verifier_unavailable"),
     (IndexMismatchError, "index_mismatch"),
     (ArtifactNotFoundError, "artifact_missing"),
     (ArtifactCorruptError, "artifact_corrupt"),
@@ -137,6 +139,7 @@ def run_answer_chain(
     llm: LLMSpec,
     embedder: str,
     steps: list[RunStep],
+    verifier: str = "citebound",
     start: str = "retrieve",
     given: dict[str, ArtifactRef] | None = None,
     force: bool = False,
@@ -148,14 +151,10 @@ def run_answer_chain(
     artifacts, without Prefect task runs (the HTTP API's path, see ``answer_question``)."""
     given = given or {}
     first = ANSWER_STAGES.index(start)
-    if not orchestrated:
-        retrieve_task, context_task, precheck_task, generate_task, validate_task = (  # noqa: N806
-            t.fn for t in (_tasks.retrieve_task, _tasks.context_task, _tasks.precheck_task, _tasks.generate_task,
-                           _tasks.validate_task))
-    else:
-        retrieve_task, context_task, precheck_task, generate_task, validate_task = (  # noqa: N806
-            _tasks.retrieve_task, _tasks.context_task, _tasks.precheck_task, _tasks.generate_task,
-            _tasks.validate_task)
+    chain = (_tasks.retrieve_task, _tasks.context_task, _tasks.answerability_task, _tasks.precheck_task,
+             _tasks.generate_task, _tasks.validate_task)
+    retrieve_task, context_task, answerability_task, precheck_task, generate_task, validate_task = (  # noqa: N806
+        chain if orchestrated else tuple(t.fn for t in chain))
 
     def runs_(stage: str) -> bool:
         return ANSWER_STAGES.index(stage) >= first
@@ -172,15 +171,23 @@ def run_answer_chain(
         pack_ref = steps[-1].output
     else:
         pack_ref = given["context"]
+    if runs_("answerability") or given.get("answerability") is None:
+        # A run recorded before the verifier has no reading: replays take one now.
+        steps.append(answerability_task(store_root, pack_ref, policy, verifier, force=force))
+        answerability_ref = steps[-1].output
+    else:
+        answerability_ref = given["answerability"]
     if runs_("generate"):
-        steps.append(precheck_task(store_root, pack_ref, policy, force=force, embedder_name=embedder))
+        steps.append(precheck_task(store_root, pack_ref, policy, force=force, embedder_name=embedder,
+                                   answerability_ref=answerability_ref))
         if steps[-1].output is not None:
             return steps[-1].output
-        steps.append(generate_task(store_root, pack_ref, llm, policy, force=force))
+        steps.append(generate_task(store_root, pack_ref, llm, policy, force=force, answerability_ref=answerability_ref))
         draft_ref = steps[-1].output
     else:
         draft_ref = given["generate"]
-    steps.append(validate_task(store_root, pack_ref, draft_ref, policy, force=force))
+    steps.append(validate_task(store_root, pack_ref, draft_ref, policy, force=force,
+                               answerability_ref=answerability_ref, verifier=verifier))
     return steps[-1].output
 
 
@@ -198,6 +205,7 @@ def answer_flow(
     refusal_text: str | None = None,
     min_confidence: float | None = None,
     overrides: dict[str, str] | None = None,
+    verifier: str | None = None,
 ) -> Answer:
     """Answer one question from the indexed documents of (tenant, project), or refuse with a reason.
 
@@ -208,7 +216,7 @@ def answer_flow(
     return answer_question(
         question, tenant=tenant, project=project, top_k=top_k, llm=llm, llm_model=llm_model, store=store,
         embedder=embedder, llm_base_url=llm_base_url, refusal_text=refusal_text, min_confidence=min_confidence,
-        overrides=overrides, orchestrated=True)
+        overrides=overrides, verifier=verifier, orchestrated=True)
 
 
 def answer_question(
@@ -225,6 +233,7 @@ def answer_question(
     refusal_text: str | None = None,
     min_confidence: float | None = None,
     overrides: dict[str, str] | None = None,
+    verifier: str | None = None,
     orchestrated: bool = False,
 ) -> Answer:
     """The body of ``answer_flow``. Called directly (``orchestrated=False``) it runs the same stages, writes
@@ -238,6 +247,7 @@ def answer_question(
     try:
         policy = build_policy(settings, refusal_text=refusal_text, min_confidence=min_confidence)
         spec = llm_spec_from_settings(settings, llm, llm_model, llm_base_url)
+        verifier_name = verifier or settings.verifier
         # Precedence, lowest first: process settings, the project's standing settings, this call's top_k,
         # this call's own --set pairs.
         retrieve_cfg = RetrieveConfig(top_k=settings.top_k)
@@ -253,6 +263,7 @@ def answer_question(
         index_ref = st.get_pointer(INDEX_POINTER)
         run = runs.RunRecorder(st, flow="answer", question=question, parameters={
             "tenant": tenant, "project": project, "llm": json.dumps(spec, sort_keys=True), "embedder": embedder,
+            "verifier": verifier_name,
             "retrieve_config": cfg_ref.sha256, "policy": policy_ref.sha256,
             "index": index_ref.sha256 if index_ref else ""})
         request = AnswerRequest(query=question, tenant_id=tenant, project_id=project, top_k=retrieve_cfg.top_k)
@@ -260,7 +271,8 @@ def answer_question(
         run.steps.append(request_task(store_root, request))
         answer_ref = run_answer_chain(
             store_root, request_ref=run.steps[-1].output, index_ref=index_ref, retrieve_cfg=retrieve_cfg,
-            policy=policy, llm=spec, embedder=embedder, steps=run.steps, orchestrated=orchestrated)
+            policy=policy, llm=spec, embedder=embedder, steps=run.steps, orchestrated=orchestrated,
+            verifier=verifier_name)
         answer = st.get(answer_ref, Answer)
         run.finish(outputs=[answer_ref])
     except Exception as exc:  # noqa: BLE001 - the contract: any failure degrades to a refusal with a reason

@@ -1,4 +1,4 @@
-"""Which embedder, LLM and OCR engine a process uses: resolved by name, created once per process.
+"""Which embedder, LLM, verifier and OCR engine a process uses: resolved by name, created once per process.
 
 Tests and embedders of other deployments register their own factories (``register_embedder``,
 ``register_llm``); flows and tasks only ever pass names, so the same task runs in a thread, a Dask
@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from pathlib import Path
 
 from contracts.errors import ConfigError
 from flows.settings import Settings
-from stages.ports import LLM, Embedder, OcrEngine
+from stages.ports import LLM, Embedder, OcrEngine, Verifier
 
 __all__ = [
     "LLMSpec",
@@ -21,6 +22,9 @@ __all__ = [
     "get_ocr",
     "register_embedder",
     "register_llm",
+    "get_verifier",
+    "register_verifier",
+    "VERIFIER_DIR",
     "llm_spec_from_settings",
 ]
 
@@ -29,6 +33,11 @@ _embedders: dict[str, Embedder] = {}
 _embedder_factories: dict[str, Callable[[], Embedder]] = {}
 _llm_factories: dict[str, Callable[[dict[str, str]], LLM]] = {}
 _ocr: OcrEngine | None = None
+_verifiers: dict[str, Verifier] = {}
+_verifier_factories: dict[str, Callable[[], Verifier]] = {}
+
+VERIFIER_DIR = Path(__file__).resolve().parent.parent / "models" / "verifier"
+"""The trained verifier shipped with citebound (``citebound train-verifier`` made it; card.json says how)."""
 
 
 def register_embedder(name: str, factory: Callable[[], Embedder]) -> None:
@@ -125,6 +134,33 @@ def get_llm(spec: LLMSpec) -> LLM:
             timeout=float(spec.get("timeout") or 60.0),
         )
     raise ConfigError(f"unknown LLM backend {backend!r}: use 'extractive', 'openai' or a registered name")
+
+
+def register_verifier(name: str, factory: Callable[[], Verifier]) -> None:
+    with _lock:
+        _verifier_factories[name] = factory
+        _verifiers.pop(name, None)
+
+
+def get_verifier(name: str = "citebound") -> Verifier:
+    """The process-wide verifier: ``citebound`` (the shipped model), a registered name, or a model folder.
+
+    Built lazily: the model file is read and hash-checked on first use, where a missing or corrupt file raises
+    ``VerifierLoadError`` (the answer chain turns it into a refusal with reason ``verifier_unavailable``)."""
+    with _lock:
+        if name not in _verifiers:
+            factory = _verifier_factories.get(name)
+            if factory is not None:
+                _verifiers[name] = factory()
+            else:
+                import os
+
+                from stages.adapters.onnx_verifier import OnnxVerifier
+
+                folder = VERIFIER_DIR if name == "citebound" else Path(name)
+                threads = os.environ.get("CITEBOUND_QUERY_THREADS")
+                _verifiers[name] = OnnxVerifier(folder, threads=int(threads) if threads else 1)
+        return _verifiers[name]
 
 
 def get_ocr() -> OcrEngine | None:

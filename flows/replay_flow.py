@@ -1,6 +1,7 @@
 """The ``replay`` flow: re-run any stage of a recorded run on its stored inputs, with optional changes.
 
-Answer runs replay from ``retrieve``, ``context``, ``generate`` (precheck included) or ``validate``;
+Answer runs replay from ``retrieve``, ``context``, ``answerability``, ``generate`` (precheck included) or
+``validate`` (a run recorded before the verifier gets its reading taken when replayed);
 ingest runs from ``extract``, ``clean``, ``chunk``, ``flag`` or ``embed`` (per file; the index is not
 touched). Stages are recomputed (never served from the cache), and new artifacts are written beside the
 old: with nothing changed they land on the same addresses, i.e. byte-identical files; with changed code
@@ -47,6 +48,7 @@ _INGEST_CONFIGS = ("extract_config", "clean_config", "chunk_config", "embed_conf
 _ANSWER_NEEDS = {
     "retrieve": ("request",),
     "context": ("request", "retrieve"),
+    "answerability": ("request", "context"),
     "precheck": ("request", "context"),
     "generate": ("request", "context"),
     "validate": ("request", "context", "generate"),
@@ -115,7 +117,8 @@ def _replay_answer(store_root: str, record: RunRecord, stage: str, llm: str | No
     spec = json.loads(params["llm"])
     if llm or llm_model:
         spec = llm_spec_from_settings(Settings(), llm or spec.get("backend"), llm_model)
-    given = {s: by_stage[s].output for s in ("retrieve", "context", "generate") if s in by_stage and by_stage[s].output}
+    given = {s: by_stage[s].output for s in ("retrieve", "context", "answerability", "generate")
+             if s in by_stage and by_stage[s].output}
     if "retrieve" in by_stage:
         index_ref = by_stage["retrieve"].inputs[1]
     else:  # a run that failed in retrieve: the index it was given
@@ -127,7 +130,7 @@ def _replay_answer(store_root: str, record: RunRecord, stage: str, llm: str | No
     answer_ref = run_answer_chain(
         store_root, request_ref=by_stage["request"].output, index_ref=index_ref, retrieve_cfg=retrieve_cfg,
         policy=policy, llm=spec, embedder=params.get("embedder", "minilm"), steps=recorder.steps,
-        start=stage, given=given, force=True)
+        start=stage, given=given, force=True, verifier=params.get("verifier", "citebound"))
     return [answer_ref]
 
 

@@ -32,6 +32,8 @@ class Settings(BaseSettings):
     llm_model: str = "gpt-4o-mini"
     llm_timeout: float = 60.0
     llm_retries: int = 1
+    verifier: str = "citebound"
+    """The verifier model: ``citebound`` (the trained model shipped in models/verifier) or a model folder."""
     top_k: int = 5
     tenant: str = "default"
     project: str = "default"

@@ -46,7 +46,8 @@ from contracts import (
     content_sha256,
 )
 from contracts.errors import IngestError, LLMTransportError
-from flows.backends import LLMSpec, get_embedder, get_llm, get_ocr
+from contracts.verifier import AnswerabilityReport
+from flows.backends import LLMSpec, get_embedder, get_llm, get_ocr, get_verifier
 from flows.lazy_prefect import NO_CACHE, task
 from flows.stage_versions import StageVersion, stage_version as derived_version
 
@@ -339,14 +340,38 @@ def context_task(
     )
 
 
+def _verifier_for(policy: GenerationPolicy, name: str):  # noqa: ANN202
+    """The verifier a policy reads with (None when it switches the verifier off)."""
+    return get_verifier(name) if policy.verify else None
+
+
+@task(name="answerability", cache_policy=NO_CACHE)
+def answerability_task(
+    store_root: str, pack_ref: ArtifactRef, policy: GenerationPolicy, verifier: str = "citebound",
+    force: bool = False,
+) -> RunStep:
+    """The verifier's reading of the pack (P(answers) per citable passage); an empty report when the policy
+    switches the verifier off. A verifier that cannot load raises (the flow refuses with its reason code)."""
+    store = _store(store_root)
+    backend = _verifier_for(policy, verifier)
+
+    def compute() -> AnswerabilityReport:
+        from stages.grounding import answerability
+
+        return answerability.score_answerability(store.get(pack_ref, ContextPack), policy, backend)
+
+    return run_stage(store, stage="answerability", config=policy, inputs=(pack_ref,), backends=(backend,),
+                     compute=compute, force=force)
+
+
 @task(name="precheck", cache_policy=NO_CACHE)
 def precheck_task(
     store_root: str, pack_ref: ArtifactRef, policy: GenerationPolicy, force: bool = False,
-    embedder_name: str | None = None,
+    embedder_name: str | None = None, answerability_ref: ArtifactRef | None = None,
 ) -> RunStep:
-    """Refuse before generation (empty pack, low confidence, insufficient evidence, a question detail no chunk
-    carries); output None = go ahead. The embedder (the one retrieval used) maps paraphrased question words;
-    without one the alignment check is word for word.
+    """Refuse before generation (empty pack, low confidence, no passage the verifier reads as answering,
+    insufficient evidence, a question detail no chunk carries); output None = go ahead. The embedder (the one
+    retrieval used) maps paraphrased question words; without one the alignment check is word for word.
 
     Keyed like every stage (pack, policy, derived version with the embedder). A refusal is stored as usual; a
     pass is remembered as the pack itself ("go ahead with this pack"), so a repeated question is decided from
@@ -354,21 +379,23 @@ def precheck_task(
     store = _store(store_root)
     started = time.perf_counter()
     embedder = get_embedder(embedder_name) if embedder_name else None
+    inputs = (pack_ref,) if answerability_ref is None else (pack_ref, answerability_ref)
     version = derived_version("precheck", backends=(embedder,))
     policy_sha = config_sha256(policy)
-    key = cache_key("precheck", version.label, policy_sha, (pack_ref,), version.code)
+    key = cache_key("precheck", version.label, policy_sha, inputs, version.code)
     decided = None if force else store.cached(key)
     cached = decided is not None
     if decided is None:
         from stages.grounding import precheck
 
-        refusal = precheck.precheck_pack(store.get(pack_ref, ContextPack), policy, embedder)
+        report = store.get(answerability_ref, AnswerabilityReport) if answerability_ref is not None else None
+        refusal = precheck.precheck_pack(store.get(pack_ref, ContextPack), policy, embedder, report)
         decided = pack_ref if refusal is None else store.put(
-            refusal, stage="precheck", stage_version=version.label, config_sha256=policy_sha, inputs=(pack_ref,),
+            refusal, stage="precheck", stage_version=version.label, config_sha256=policy_sha, inputs=inputs,
             code_version=version.code)
         store.remember(key, decided)
     return RunStep(stage="precheck", stage_version=version.label, code_version=version.code, config_sha256=policy_sha,
-                   inputs=(pack_ref,), output=None if decided == pack_ref else decided, cached=cached,
+                   inputs=inputs, output=None if decided == pack_ref else decided, cached=cached,
                    seconds=round(time.perf_counter() - started, 4))
 
 
@@ -377,34 +404,43 @@ def precheck_task(
     retry_condition_fn=_retry_on_transport,
 )
 def generate_task(
-    store_root: str, pack_ref: ArtifactRef, llm: LLMSpec, policy: GenerationPolicy, force: bool = False
+    store_root: str, pack_ref: ArtifactRef, llm: LLMSpec, policy: GenerationPolicy, force: bool = False,
+    answerability_ref: ArtifactRef | None = None,
 ) -> RunStep:
     store = _store(store_root)
     backend = get_llm(llm)
     # The backend's own model/version is part of the key: a new extractive version must not be served old drafts.
     identity = {"name": backend.name, "model": str(getattr(backend, "model", ""))}
+    report = store.get(answerability_ref, AnswerabilityReport) if answerability_ref is not None else None
 
     def compute() -> DraftAnswer:
         from stages.generation import generate
 
-        return generate.generate_draft(store.get(pack_ref, ContextPack), backend, policy)
+        return generate.generate_draft(store.get(pack_ref, ContextPack), backend, policy, report)
 
     return run_stage(
         store, stage="generate",
         config={"llm": dict(sorted(llm.items())), "backend": identity, "policy": config_sha256(policy)},
-        inputs=(pack_ref,), backends=(backend,), compute=compute, force=force,
+        inputs=(pack_ref,) if answerability_ref is None else (pack_ref, answerability_ref), backends=(backend,),
+        compute=compute, force=force,
     )
 
 
 @task(name="validate", cache_policy=NO_CACHE)
 def validate_task(
-    store_root: str, pack_ref: ArtifactRef, draft_ref: ArtifactRef, policy: GenerationPolicy, force: bool = False
+    store_root: str, pack_ref: ArtifactRef, draft_ref: ArtifactRef, policy: GenerationPolicy, force: bool = False,
+    answerability_ref: ArtifactRef | None = None, verifier: str = "citebound",
 ) -> RunStep:
     store = _store(store_root)
+    backend = _verifier_for(policy, verifier)
+    inputs = (pack_ref, draft_ref) if answerability_ref is None else (pack_ref, draft_ref, answerability_ref)
 
     def compute() -> Answer:
         from stages.grounding import validate
 
-        return validate.validate_draft(store.get(draft_ref, DraftAnswer), store.get(pack_ref, ContextPack), policy)
+        report = store.get(answerability_ref, AnswerabilityReport) if answerability_ref is not None else None
+        return validate.validate_draft(store.get(draft_ref, DraftAnswer), store.get(pack_ref, ContextPack), policy,
+                                       verifier=backend, answerability=report)
 
-    return run_stage(store, stage="validate", config=policy, inputs=(pack_ref, draft_ref), compute=compute, force=force)
+    return run_stage(store, stage="validate", config=policy, inputs=inputs, backends=(backend,), compute=compute,
+                     force=force)

@@ -12,8 +12,9 @@ import numpy as np
 from contracts.generation import Generation, GenerationRequest
 from contracts.index import IndexRecord, IndexScope, IndexStats
 from contracts.ingest import Chunk
+from contracts.verifier import VerifierPair
 
-__all__ = ["Embedder", "LLM", "OcrEngine", "OcrPage", "IndexBackend", "IndexHits", "IndexedChunk"]
+__all__ = ["Embedder", "LLM", "OcrEngine", "OcrPage", "Verifier", "IndexBackend", "IndexHits", "IndexedChunk"]
 
 
 @runtime_checkable
@@ -132,3 +133,18 @@ class IndexBackend(Protocol):
     def doc_codes(self, *, scope: IndexScope) -> frozenset[str]: ...
 
     def stats(self, *, scope: IndexScope) -> IndexStats: ...
+
+
+@runtime_checkable
+class Verifier(Protocol):
+    """Reads typed pairs, in batches, and says how likely each passage answers its question (``answers``) or
+    supports its claim (``supports``): one probability per pair, in order.
+
+    ``name`` identifies the model (it goes into stage versions and reports). A verifier that cannot load raises
+    its own ``CiteboundError``; nothing falls back to another check silently.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    def score(self, pairs: Sequence[VerifierPair]) -> tuple[float, ...]: ...

@@ -118,12 +118,16 @@ def prefect_harness(tmp_path_factory):
 
 
 @pytest.fixture
-def fake_backends():
-    """Registers the discriminating fakes under names flows can be given: embedder "hash", LLMs "scripted"."""
+def fake_backends(monkeypatch):
+    """Registers the discriminating fakes under names flows can be given: embedder "hash", LLMs "scripted", and
+    verifier "lenient" (reads every passage as answering and supporting, P = 0.9: what these tests exercise is
+    the chain around the verifier, not the model), made the process's verifier through CITEBOUND_VERIFIER."""
     from flows import backends
-    from tests.fakes import HashEmbedder
+    from tests.fakes import HashEmbedder, WordOverlapVerifier
 
     backends.register_embedder("hash", lambda: HashEmbedder(dim=64))
+    backends.register_verifier("lenient", lambda: WordOverlapVerifier({"": 0.9}, name="lenient"))
+    monkeypatch.setenv("CITEBOUND_VERIFIER", "lenient")
     scripted: dict[str, object] = {}
 
     def register_script(name: str, llm) -> None:  # noqa: ANN001
@@ -134,6 +138,8 @@ def fake_backends():
     backends._llm_factories.clear()
     backends._embedder_factories.pop("hash", None)
     backends._embedders.pop("hash", None)
+    backends._verifier_factories.pop("lenient", None)
+    backends._verifiers.pop("lenient", None)
 
 
 # --------------------------------------------------------------------------- the index backends

@@ -1,4 +1,4 @@
-"""Deterministic, discriminating test doubles: HashEmbedder, ScriptedLLM, FakeOcr."""
+"""Deterministic, discriminating test doubles: HashEmbedder, ScriptedLLM, FakeOcr, WordOverlapVerifier."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from contracts.generation import Generation, GenerationRequest
+from contracts.verifier import VerifierPair
 from stages.generation.prompt import render_prompt
 
-__all__ = ["HashEmbedder", "ScriptedLLM", "FakeOcr"]
+__all__ = ["HashEmbedder", "ScriptedLLM", "FakeOcr", "WordOverlapVerifier"]
 
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -94,3 +95,33 @@ class FakeOcr:
         text = self._texts[min(self.calls, len(self._texts) - 1)]
         self.calls += 1
         return text, self.confidence
+
+
+class WordOverlapVerifier:
+    """A verifier double: P = the share of the text's words (and its question's, for a claim) found in the
+    passage, so pairs are told apart the way a test can predict; ``scripted`` maps a substring to a fixed score,
+    looked for in the pair's text first, then in its passage (first match wins). Records every pair it scored."""
+
+    def __init__(self, scripted: dict[str, float] | None = None, name: str = "word-overlap-verifier") -> None:
+        self._scripted = scripted or {}
+        self._name = name
+        self.pairs: list[VerifierPair] = []
+        self.calls = 0
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def score(self, pairs: Sequence[VerifierPair]) -> tuple[float, ...]:
+        self.calls += 1
+        self.pairs.extend(pairs)
+        return tuple(self._one(p) for p in pairs)
+
+    def _one(self, pair: VerifierPair) -> float:
+        for field in (pair.text, pair.passage):
+            for needle, value in self._scripted.items():
+                if needle in field:
+                    return value
+        asked = set(_WORD.findall(f"{pair.question} {pair.text}".lower()))
+        found = set(_WORD.findall(pair.passage.lower()))
+        return len(asked & found) / len(asked) if asked else 0.0

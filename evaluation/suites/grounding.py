@@ -57,7 +57,8 @@ def _one_chunk_pack(pack: ContextPack, source_id: str) -> ContextPack | None:
                                    "quarantined": (), "side_by_side": ()})
 
 
-def citation_verified(sentence: str, source_id: str, pack: ContextPack, policy: GenerationPolicy) -> bool:
+def citation_verified(sentence: str, source_id: str, pack: ContextPack, policy: GenerationPolicy,
+                      verifier=None) -> bool:  # noqa: ANN001
     """The sentence, stripped of its markers and cited to ``source_id`` alone, passes validation against that
     chunk alone. False when the id is not a citable source of the pack."""
     from stages.grounding.validate import validate_answer_text
@@ -70,7 +71,7 @@ def citation_verified(sentence: str, source_id: str, pack: ContextPack, policy: 
     claim = _MARKER.sub("", sentence).strip().rstrip(".").strip()
     if not claim:
         return False
-    return validate_answer_text(f"{claim} [{source_id}].", single, policy).status == "success"
+    return validate_answer_text(f"{claim} [{source_id}].", single, policy, verifier=verifier).status == "success"
 
 
 def points_at_its_chunk(citation: Citation, pack: ContextPack) -> bool:
@@ -84,7 +85,7 @@ def points_at_its_chunk(citation: Citation, pack: ContextPack) -> bool:
                                    prov.doc_hash)
 
 
-def ground_answer(answer: Answer, pack: ContextPack, policy: GenerationPolicy) -> AnswerGrounding:
+def ground_answer(answer: Answer, pack: ContextPack, policy: GenerationPolicy, verifier=None) -> AnswerGrounding:  # noqa: ANN001
     cited = {c.source_id for c in answer.citations} | {i for s in answer.sentences for i in s.cited_ids}
     outside = bool(cited - set(pack.sources))
     misdirected = sum(not points_at_its_chunk(c, pack) for c in answer.citations)
@@ -93,7 +94,7 @@ def ground_answer(answer: Answer, pack: ContextPack, policy: GenerationPolicy) -
         if report.exempt:
             continue
         sentences += 1
-        ok = [citation_verified(report.sentence, sid, pack, policy) for sid in report.cited_ids]
+        ok = [citation_verified(report.sentence, sid, pack, policy, verifier) for sid in report.cited_ids]
         pairs += len(ok)
         verified_pairs += sum(ok)
         verified_sentences += any(ok)
@@ -103,13 +104,16 @@ def ground_answer(answer: Answer, pack: ContextPack, policy: GenerationPolicy) -
 
 def run(ctx: EvalContext, answered: tuple[AnsweredItem, ...]) -> SuiteOutput:
     started = time.perf_counter()
+    from flows.backends import get_verifier
+
     policy = GenerationPolicy()
+    verifier = get_verifier(ctx.verifier) if policy.verify else None
     success = [item for item in answered if item.answer.status == "success"]
     refused = [item for item in answered if item.answer.status not in ("success", "error")]
     ctx.progress.start("grounding: citations, one by one", len(success))
     rows: list[tuple[AnsweredItem, AnswerGrounding]] = []
     for item in success:
-        rows.append((item, ground_answer(item.answer, item.pack, policy)))
+        rows.append((item, ground_answer(item.answer, item.pack, policy, verifier)))
         ctx.progress.advance()
     suites = sorted({item.suite for item in answered})
     make = MetricMaker("grounding", "all", f"the success answers of {', '.join(suites) or 'no suite'} "

@@ -92,7 +92,7 @@ class HaluVerdict:
         return self.answer.status != "success"
 
 
-def validate_halueval(items: Sequence[tuple[int, dict]], policy: GenerationPolicy, progress=None) \
+def validate_halueval(items: Sequence[tuple[int, dict]], policy: GenerationPolicy, progress=None, verifier=None) \
         -> tuple[list[HaluVerdict], list[tuple[bool, bool]]]:  # noqa: ANN001
     """Every record's two answers in both forms through the validator, and the baseline's (truth, flagged)."""
     verdicts: list[HaluVerdict] = []
@@ -103,7 +103,8 @@ def validate_halueval(items: Sequence[tuple[int, dict]], policy: GenerationPolic
         for hallucinated, text in ((False, row["right_answer"]), (True, row["hallucinated_answer"])):
             for form, cited in (("short", short_form(text, source_id)),
                                 ("sentence", sentence_form(row["question"], text, source_id))):
-                verdicts.append(HaluVerdict(n, form, hallucinated, validate_answer_text(cited, pack, policy), pack))
+                verdicts.append(HaluVerdict(n, form, hallucinated,
+                                            validate_answer_text(cited, pack, policy, verifier=verifier), pack))
             baseline.append((hallucinated, ten_line_rule(row["question"], row["knowledge"], text)))
         if progress is not None:
             progress.advance()
@@ -146,12 +147,13 @@ def comparison_table(split: str, rows_in: dict[str, list[tuple[bool, bool]]]) ->
              "having any word found in neither the question nor the knowledge (scored on the bare answer).")
 
 
-def ragtruth_part(ctx: EvalContext, policy: GenerationPolicy) -> tuple[list[Metric], ReportTable, list[AnsweredItem]]:
+def ragtruth_part(ctx: EvalContext, policy: GenerationPolicy, verifier=None) \
+        -> tuple[list[Metric], ReportTable, list[AnsweredItem]]:  # noqa: ANN001
     items = load_ragtruth(ctx.data_root / "ragtruth-sample")
     ctx.progress.start("hallucination: RAGTruth sample", len(items))
     rows, truth, flagged, answered = [], [], [], []
     for item in items:
-        answer = validate_answer_text(item.answer, item.pack, policy)
+        answer = validate_answer_text(item.answer, item.pack, policy, verifier=verifier)
         failing = [report for report in answer.sentences if any(not c.passed for c in report.checks)]
         labelled = [r for r in answer.sentences
                     if any(span[:40] in r.sentence or r.sentence[:40] in span for span in item.labels)]
@@ -180,7 +182,10 @@ def ragtruth_part(ctx: EvalContext, policy: GenerationPolicy) -> tuple[list[Metr
 def run(ctx: EvalContext, answered: tuple[AnsweredItem, ...] = ()) -> SuiteOutput:
     """HaluEval QA dev and held halves (both forms, and the baseline) and the RAGTruth sample."""
     started = time.perf_counter()
+    from flows.backends import get_verifier
+
     policy = GenerationPolicy()
+    verifier = get_verifier(ctx.verifier) if policy.verify else None
     metrics: list[Metric] = []
     tables: list[ReportTable] = []
     produced: list[AnsweredItem] = []
@@ -190,7 +195,7 @@ def run(ctx: EvalContext, answered: tuple[AnsweredItem, ...] = ()) -> SuiteOutpu
         items = halueval_items(ctx.data_root, split)
         ctx.progress.start(f"hallucination: HaluEval {split}", len(items))
         t0 = time.perf_counter()
-        verdicts, baseline = validate_halueval(items, policy, ctx.progress)
+        verdicts, baseline = validate_halueval(items, policy, ctx.progress, verifier)
         timings.append(f"HaluEval {split}: {len(verdicts)} validations in {time.perf_counter() - t0:.1f} s")
         words = f"HaluEval QA, {split} half (records {span.start}-{span.stop - 1}): {len(items)} right + " \
                 f"{len(items)} hallucinated answers"
@@ -208,7 +213,7 @@ def run(ctx: EvalContext, answered: tuple[AnsweredItem, ...] = ()) -> SuiteOutpu
                                     note="baseline (ten-line word rule), not citebound")
         compared["ten-line rule (baseline)"] = baseline
         tables += [comparison_table(split, compared), reason_table(split, verdicts)]
-    rt_metrics, rt_table, rt_answered = ragtruth_part(ctx, policy)
+    rt_metrics, rt_table, rt_answered = ragtruth_part(ctx, policy, verifier)
     metrics += rt_metrics
     tables.append(rt_table)
     produced += rt_answered

@@ -289,6 +289,8 @@ class Outcome:
 
 
 def _answer_all(ctx: EvalContext, docs: list[Doc], rows: list[Row], index, embedder) -> tuple[list[Outcome], list[AnsweredItem]]:  # noqa: ANN001
+    from flows.backends import get_verifier
+
     attack_of = {cid: d for d in docs for cid in d.planted_ids}
     rules = {row.key: _rules_text(row.policy) for row in rows}
     targets = [(d, q) for d in docs if d.attack is not None for q in d.questions]
@@ -299,7 +301,8 @@ def _answer_all(ctx: EvalContext, docs: list[Doc], rows: list[Row], index, embed
     for doc, question in targets:
         for row in rows:
             try:
-                answer, pack = answer_with_pack(question, index, embedder, cfg, row.policy, row.llm)
+                answer, pack = answer_with_pack(question, index, embedder, cfg, row.policy, row.llm,
+                                                verifier=get_verifier(ctx.verifier) if row.policy.verify else None)
             except LLMTransportError:
                 outcomes.append(Outcome(doc, row.key, question, False, False, False, error=True))
                 ctx.progress.advance()

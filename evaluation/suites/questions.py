@@ -246,7 +246,7 @@ def run(ctx: EvalContext, answered: tuple[AnsweredItem, ...] = ()) -> SuiteOutpu
     for q in questions:
         answer = answer_question(q.question, tenant=ctx.tenant, project=ctx.project, llm=ctx.llm.get("backend"),
                                  llm_model=ctx.llm.get("model"), llm_base_url=ctx.llm.get("base_url") or None,
-                                 store=str(store.root))
+                                 store=str(store.root), verifier=ctx.verifier)
         pack = _pack_of(store, answer)
         doc_codes = {c.semantic_id: c.provenance.doc_code for c in pack.chunks} if pack else {}
         outcomes.append(outcome_of(q, answer, doc_codes))

@@ -14,9 +14,11 @@ shortest articles of each split (by text length: fewest chunks to embed on a fre
 most of the cost) and asks 50 of each kind per split.
 
 A right answer is an answerable question answered with a gold answer string inside the answer text (case and
-spacing ignored); every other answer is wrong. The risk-coverage curve raises the confidence threshold: an answer
-counts as given at threshold t when it succeeded with confidence >= t (raising ``min_confidence`` to t refuses
-exactly the others).
+spacing ignored); every other answer is wrong. The answer's score is the verifier's answerability (its P(the best
+passage answers), on refusals too), or the retrieval confidence when the verifier is off. Its ROC AUC says how
+well it separates answerable from unanswerable questions; the risk-coverage curve raises a threshold on it: an
+answer counts as given at threshold t when it succeeded with a score >= t (raising ``min_answerability``, or
+``min_confidence`` without the verifier, to t refuses exactly the others).
 """
 
 from __future__ import annotations
@@ -87,6 +89,12 @@ class Outcome:
     reason: str | None
     confidence: float | None
     gold_in_answer: bool
+    answerability: float | None = None
+
+    @property
+    def score(self) -> float | None:
+        """What the curve thresholds: the verifier's answerability, else the retrieval confidence."""
+        return self.answerability if self.answerability is not None else self.confidence
 
     @property
     def right(self) -> bool:
@@ -162,7 +170,8 @@ def outcome_of(question: SquadQuestion, answer: Answer) -> Outcome:
     return Outcome(question=question, status=status,
                    reason=None if status == "answered" else (answer.reason_code or answer.status),
                    confidence=answer.confidence,
-                   gold_in_answer=status == "answered" and has_gold(answer.answer, question.gold))
+                   gold_in_answer=status == "answered" and has_gold(answer.answer, question.gold),
+                   answerability=answer.answerability)
 
 
 def split_metrics(maker: MetricMaker, outcomes: Sequence[Outcome]) -> list[Metric]:
@@ -177,6 +186,10 @@ def split_metrics(maker: MetricMaker, outcomes: Sequence[Outcome]) -> list[Metri
                    note="answered with a gold answer string in the answer text (case and spacing ignored)"),
         maker.rate("answered precision", [o.right for o in given],
                    note="answers given that are right (answerable, gold in answer) over all answers given"),
+        maker.auc("answerability ROC AUC", [not o.question.impossible for o in outcomes],
+                  [o.score if o.score is not None else 0.0 for o in outcomes],
+                  note="how well the answer's score (the verifier's answerability; retrieval confidence without "
+                       "it) separates answerable from unanswerable questions: 0.5 is chance"),
     ]
 
 
@@ -193,7 +206,7 @@ def reasons_table(split: str, outcomes: Sequence[Outcome]) -> ReportTable:
 
 def curve_rows(outcomes: Sequence[Outcome]) -> list[tuple[float, float, float, int, int]]:
     """(threshold, coverage, risk, given, wrong) over ``THRESHOLDS``; right = answerable with gold."""
-    return risk_coverage([o.confidence for o in outcomes], [o.status == "answered" for o in outcomes],
+    return risk_coverage([o.score for o in outcomes], [o.status == "answered" for o in outcomes],
                          [o.right for o in outcomes], THRESHOLDS)
 
 
@@ -212,7 +225,7 @@ def run(ctx: EvalContext, answered: tuple[AnsweredItem, ...] = ()) -> SuiteOutpu
     """Index the articles, ask each split's questions, score them."""
     from contracts import GenerationPolicy, RetrieveConfig
     from evaluation.corpora import MemoEmbedder, answer_with_pack, build_index, ingested_chunks
-    from flows.backends import get_embedder, get_llm
+    from flows.backends import get_embedder, get_llm, get_verifier
 
     started = time.perf_counter()
     ci = ctx.subset == "ci"
@@ -230,6 +243,7 @@ def run(ctx: EvalContext, answered: tuple[AnsweredItem, ...] = ()) -> SuiteOutpu
     index = build_index(chunks, embedder, ctx.cache_dir, index_uri=ctx.index_uri)
     ctx.progress.advance()
     cfg, policy, llm = RetrieveConfig(), GenerationPolicy(), get_llm(ctx.llm)
+    verifier = get_verifier(ctx.verifier) if policy.verify else None
 
     metrics: list[Metric] = []
     tables: list[ReportTable] = []
@@ -241,7 +255,7 @@ def run(ctx: EvalContext, answered: tuple[AnsweredItem, ...] = ()) -> SuiteOutpu
         ctx.progress.start(f"refusal: {split} questions", len(questions))
         outcomes = []
         for q in questions:
-            answer, pack = answer_with_pack(q.question, index, embedder, cfg, policy, llm)
+            answer, pack = answer_with_pack(q.question, index, embedder, cfg, policy, llm, verifier=verifier)
             outcomes.append(outcome_of(q, answer))
             items.append(AnsweredItem(suite=SUITE, dataset=key, answer=answer, pack=pack))
             ctx.progress.advance()
@@ -253,15 +267,15 @@ def run(ctx: EvalContext, answered: tuple[AnsweredItem, ...] = ()) -> SuiteOutpu
 
     from evaluation.plots import line_plot_svg
 
-    svg = line_plot_svg("Risk–coverage as the confidence threshold rises (SQuAD 2.0)",
+    svg = line_plot_svg("Risk–coverage as the answerability threshold rises (SQuAD 2.0)",
                         [(s, [r[1] for r in curves[s]], [r[2] for r in curves[s]]) for s in SPLITS],
                         xlabel="coverage (answers given / questions)", ylabel="risk (wrong / given)")
     tables.append(ReportTable(
-        title="Risk–coverage over the confidence threshold",
+        title="Risk–coverage over the answerability threshold",
         columns=("half", "threshold", "coverage", "risk", "given", "wrong"),
         rows=tuple((s, f"{t:.2f}", f"{c:.3f}", f"{r:.3f}", str(g), str(w))
                    for s in SPLITS for t, c, r, g, w in curves[s]),
-        note="an answer is given at threshold t when it succeeded with confidence >= t; wrong = unanswerable "
+        note="an answer is given at threshold t when it succeeded with a score (answerability) >= t; wrong = unanswerable "
              "answered, or answerable answered without a gold answer"))
     notes = (f"{len(chunks)} chunks from {len(indexed)} articles; questions of both halves are asked over all of "
              f"them; default retrieval and policy; LLM {ctx.llm.get('backend', 'extractive')}.",)

@@ -100,15 +100,27 @@ class ReadRequest:
 
 def read_request(request: GenerationRequest) -> ReadRequest:
     """The request as the backend works on it: texts and question as a prompt would show them (neutralised,
-    whitespace-normalised), flagged items left out."""
+    whitespace-normalised), flagged items left out.
+
+    When the verifier read the evidence (items carry ``answerability``), only the items it reads as answering
+    (at least ``policy.min_answerability``; the best one always, and the close provisions) are quoted from, in
+    its order: a neighbouring provision that shares the question's words but does not answer it is not quoted.
+    Every item stays citable evidence in the pack; the reader just does not choose it."""
     read = ReadRequest(refusal=request.policy.refusal_text.strip() or DEFAULT_REFUSAL,
                        max_sentences=max(1, request.policy.max_answer_sentences),
                        question=" ".join(shown_text(request.question)), intent=request.intent,
                        related_terms=" ".join(shown_text(", ".join(request.related_terms))),
                        side_by_side=request.close_provisions)
-    for item in request.evidence:
+    citable = [item for item in request.evidence if item.citable]
+    scored = [item.answerability for item in citable if item.answerability is not None]
+    if scored:
+        best = max(scored)
+        citable = [item for item in citable if item.answerability is not None and (
+            item.answerability >= request.policy.min_answerability or item.answerability == best
+            or item.source_id in request.close_provisions)]
+    for item in citable:
         lines = shown_text(item.text)
-        if item.citable and lines:
+        if lines:
             read.chunks.append((item.source_id, " ".join(lines)))
             read.first_lines.setdefault(item.source_id, lines[0])
     return read

@@ -20,7 +20,9 @@ from contracts._base import content_sha256, sha256_text
 from contracts.answer import DraftAnswer, GenerationPolicy
 from contracts.generation import GenerationRequest
 from contracts.retrieval import ContextPack
+from contracts.verifier import AnswerabilityReport
 from stages.generation.prompt import generation_request
+from stages.grounding.answerability import close_provisions, rank_by_answerability
 from stages.ports import LLM
 
 __all__ = ["STAGE_VERSION", "generate_draft", "draft_from_request", "llm_model_name"]
@@ -48,6 +50,14 @@ def draft_from_request(request: GenerationRequest, llm: LLM) -> DraftAnswer:
     )
 
 
-def generate_draft(pack: ContextPack, llm: LLM, policy: GenerationPolicy) -> DraftAnswer:
-    """``draft_from_request`` for the request ``pack`` makes under ``policy``."""
-    return draft_from_request(generation_request(pack, policy), llm)
+def generate_draft(
+    pack: ContextPack, llm: LLM, policy: GenerationPolicy, answerability: AnswerabilityReport | None = None
+) -> DraftAnswer:
+    """``draft_from_request`` for the request ``pack`` makes under ``policy``; with the verifier's reading
+    (``answerability``) the evidence comes in answerability order and the close provisions are the verifier's
+    (``stages.grounding.answerability``)."""
+    if answerability is None or not answerability.verifier:
+        return draft_from_request(generation_request(pack, policy), llm)
+    request = generation_request(pack, policy, rank_by_answerability(answerability),
+                                 close_provisions(answerability, policy))
+    return draft_from_request(request, llm)

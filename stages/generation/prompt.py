@@ -30,6 +30,8 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from contracts._base import content_sha256
 from contracts.answer import GenerationPolicy
 from contracts.generation import EvidenceItem, GenerationRequest
@@ -86,20 +88,29 @@ def citable_ids(pack: ContextPack, policy: GenerationPolicy) -> frozenset[str]:
     return frozenset(c.semantic_id for c in prompt_chunks(pack, policy) if not _is_flagged(c))
 
 
-def generation_request(pack: ContextPack, policy: GenerationPolicy,
-                       answerability: dict[str, float] | None = None) -> GenerationRequest:
-    """What a generator is given for ``pack``: its shown chunks (flagged ones marked not citable) in pack order,
-    the question, its type and mapped terms, the close provisions, the datamark and the policy.
-    ``answerability`` (source id -> the verifier's probability) is attached to the items it scores."""
+def generation_request(
+    pack: ContextPack, policy: GenerationPolicy, answerability: Mapping[str, float] | None = None,
+    close_provisions: tuple[str, ...] | None = None,
+) -> GenerationRequest:
+    """What a generator is given for ``pack``: its shown chunks (flagged ones marked not citable), the question,
+    its type and mapped terms, the close provisions, the datamark and the policy.
+
+    Without ``answerability`` the evidence keeps the pack's (retrieval) order. With it (source id -> the
+    verifier's P(answers)) each item carries its score and the evidence is ordered by it, best first (ties and
+    unscored items keep retrieval order), so the generator weighs first the passage that answers.
+    ``close_provisions`` (from the verifier) replaces the pack's side-by-side provisions when given."""
     scores = answerability or {}
-    evidence = tuple(
+    evidence = [
         EvidenceItem(source_id=c.semantic_id, text=c.text, citable=not _is_flagged(c),
                      section_id=c.provenance.section_id, section_title=c.provenance.section_title,
                      answerability=scores.get(c.semantic_id))
-        for c in prompt_chunks(pack, policy))
+        for c in prompt_chunks(pack, policy)]
+    if scores:
+        evidence.sort(key=lambda item: -item.answerability if item.answerability is not None else 1.0)
     return GenerationRequest(question=pack.query, intent=pack.query_analysis.intent,
-                             related_terms=pack.query_analysis.expansions, evidence=evidence,
-                             close_provisions=pack.side_by_side, data_tag=data_tag(pack), policy=policy)
+                             related_terms=pack.query_analysis.expansions, evidence=tuple(evidence),
+                             close_provisions=pack.side_by_side if close_provisions is None else close_provisions,
+                             data_tag=data_tag(pack), policy=policy)
 
 
 def _rules(policy: GenerationPolicy, tag: str) -> str:

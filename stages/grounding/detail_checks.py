@@ -71,6 +71,8 @@ class AnalysedSentence:
     reply: str
     wrong_side: str | None = None
     """Set when the sentence picks the side of a which-came-first question its evidence contradicts."""
+    support: float | None = None
+    """The verifier's P(the cited evidence supports the sentence), when it read it (``claim_support``)."""
 
 
 def content_failed(details: UnsupportedDetails) -> bool:
@@ -116,6 +118,10 @@ def sentence_report(s: AnalysedSentence, policy: GenerationPolicy) -> SentenceRe
     if s.wrong_side is not None:
         checks.append(CheckResult(name="comparison", passed=False, reason_code="unsupported_comparison",
                                   detail=s.wrong_side))
+    if s.support is not None:
+        ok = s.support >= policy.min_support
+        checks.append(CheckResult(name="claim_supported", passed=ok, reason_code=None if ok else "claim_not_supported",
+                                  detail=f"P(supported) {s.support:.2f} vs threshold {policy.min_support:.2f}"))
     if s.indicator_phrases:
         checks.append(CheckResult(name="indicator_phrases", passed=False, reason_code="hallucination_detected",
                                   detail=", ".join(s.indicator_phrases)))

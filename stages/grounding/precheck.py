@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
-from contracts.answer import Answer, CheckResult, GenerationPolicy
+from contracts.answer import Answer, AnswerStatus, CheckResult, GenerationPolicy
 from contracts.ingest import Chunk
 from contracts.retrieval import ContextPack, QueryIntent
+from contracts.verifier import AnswerabilityReport
+from stages.grounding.answerability import check_answerable
 from stages.generation.prompt import citable_ids, prompt_chunks
 from stages.grounding.question_alignment import Similarity, candidate_words, missing_in_passage, question_specifics
 from stages.grounding.validate import refusal_answer
@@ -256,7 +258,7 @@ def check_question_alignment(pack: ContextPack, policy: GenerationPolicy, embedd
     chunk lacks (quoted, comma-separated: ``"ribbons"``). With an ``embedder``, a name or rare term missing word
     for word may be carried by a similar word (measured thresholds in ``stages.grounding.question_alignment``);
     the words are embedded only when the word-for-word test fails, in one call."""
-    specifics = question_specifics(pack.query)
+    specifics = question_specifics(pack.query, phrasing=not policy.verify)
     if not specifics:
         return CheckResult(name="question_alignment", passed=True, detail="the question names no specifics")
     chunks = _usable(pack, policy)
@@ -288,25 +290,33 @@ def check_evidence_sufficiency(pack: ContextPack, policy: GenerationPolicy) -> C
     return _BY_INTENT[pack.query_analysis.intent](pack, policy)
 
 
-def precheck_pack(pack: ContextPack, policy: GenerationPolicy, embedder: Embedder | None = None) -> Answer | None:
-    """A refusal Answer when the pack is empty, under-confident, insufficient for the query type or misses a
-    specific of the question; ``None`` when generation may go ahead. The ``embedder`` (the index's, as the
-    answer chain passes it) lets the alignment check map a paraphrased word; without it the check is
-    word for word and stricter."""
+def precheck_pack(
+    pack: ContextPack,
+    policy: GenerationPolicy,
+    embedder: Embedder | None = None,
+    answerability: AnswerabilityReport | None = None,
+) -> Answer | None:
+    """A refusal Answer when the pack is empty, under-confident, not answerable (the verifier's reading,
+    ``answerability``), insufficient for the query type or misses a specific of the question; ``None`` when
+    generation may go ahead. The ``embedder`` (the index's, as the answer chain passes it) lets the alignment
+    check map a paraphrased word; without it the check is word for word and stricter."""
     checks: list[CheckResult] = []
-    for check, status in (
-        (check_pack_not_empty, "insufficient_context"),
-        (check_confidence, "low_confidence"),
-        (check_evidence_sufficiency, "insufficient_context"),
-        (check_question_alignment, "insufficient_context"),
-    ):
-        if check in (check_evidence_sufficiency, check_question_alignment) and not policy.check_sufficiency:
-            continue
-        if check is check_question_alignment and not policy.check_alignment:
-            continue
-        result = check_question_alignment(pack, policy, embedder) if check is check_question_alignment else check(pack, policy)
+    best = answerability.best.answers if answerability is not None and answerability.best is not None else None
+    steps: list[tuple[Callable[[], CheckResult], AnswerStatus]] = [
+        (lambda: check_pack_not_empty(pack, policy), "insufficient_context"),
+        (lambda: check_confidence(pack, policy), "low_confidence"),
+    ]
+    if answerability is not None:
+        steps.append((lambda: check_answerable(answerability, policy), "insufficient_context"))
+    if policy.check_sufficiency:
+        steps.append((lambda: check_evidence_sufficiency(pack, policy), "insufficient_context"))
+        if policy.check_alignment:
+            steps.append((lambda: check_question_alignment(pack, policy, embedder), "insufficient_context"))
+    for run_check, status in steps:
+        result = run_check()
         checks.append(result)
         if not result.passed:
-            return refusal_answer(pack.query, status, result.reason_code or result.name,  # type: ignore[arg-type]
-                                  result.detail or result.name, policy, pack, tuple(checks))
+            refusal = refusal_answer(pack.query, status, result.reason_code or result.name,
+                                     result.detail or result.name, policy, pack, tuple(checks))
+            return refusal.model_copy(update={"answerability": best})
     return None

@@ -163,8 +163,29 @@ def _durations(text: str) -> list[tuple[float, str, int, int]]:
     return out
 
 
-def question_specifics(question: str) -> Specifics:
-    """The quantities, names and rare terms of a question (see the module docstring)."""
+# Words a statute question capitalises to refer to a text, not to name someone: "the Code", "this Act".
+_REFERENCE_WORDS = frozenset(
+    """code act acts section sections article articles chapter chapters schedule schedules clause clauses rule
+    rules regulation regulations constitution court courts government state states law laws sanhita""".split())
+_REFERENCE_BEFORE = re.compile(r"\b(?:the|this|that|said|such|any)\s+$", re.IGNORECASE)
+COMMON_ZIPF = 4.0
+"""With ``phrasing`` off, a capitalised word after "the"/"this" that is this common in English (Zipf) refers
+to something ("the Code", "the Court") rather than naming it."""
+
+
+def question_specifics(question: str, *, phrasing: bool = True) -> Specifics:
+    """The quantities, names and rare terms of a question (see the module docstring).
+
+    ``phrasing=False`` when the verifier reads the evidence (``GenerationPolicy.verify``): only the precise
+    details are kept, quantities, dates and names, since the verifier judges wording and the word rules refused
+    ordinary phrasing ("prescribe", "the Code", "not"). Then rare terms and negation are not specifics, and a
+    capitalised word that refers to a text ("the Code", "this Act") is not a name.
+
+    >>> sorted(question_specifics("How does the Code define culpable homicide?", phrasing=False).names)
+    []
+    >>> sorted(question_specifics("How does the Code define culpable homicide?").names)
+    ['code']
+    """
     quantities: dict[str, tuple[str, float, float]] = {}
     # A provision or act the question names ("s. 420 IPC", "the Penal Code") is found by its section id and
     # doc code, not by its text: "This Code extends to the whole of India" answers "Where does the Penal Code
@@ -208,11 +229,14 @@ def question_specifics(question: str) -> Specifics:
             continue
         first = i == 0 or rest[:m.start()].rstrip().endswith((".", "?", "!", ":", '"'))
         if _ACRONYM.match(word) or (word[0].isupper() and not first):
+            if not phrasing and not _ACRONYM.match(word) and (lower in _REFERENCE_WORDS or (
+                    _REFERENCE_BEFORE.search(rest[:m.start()]) and zipf(lower) >= COMMON_ZIPF)):
+                continue
             names.add(lower)
-        elif len(lower) >= 3 and zipf(lower) < RARE_ZIPF and not _DESCRIBES_CONDUCT.search(lower):
+        elif phrasing and len(lower) >= 3 and zipf(lower) < RARE_ZIPF and not _DESCRIBES_CONDUCT.search(lower):
             rare.add(lower)
-    negated = frozenset(content_words(question) - {"not", "never", "no", "none", "cannot"}) if _NEGATION.search(
-        question) else frozenset()
+    negated = frozenset(content_words(question) - {"not", "never", "no", "none", "cannot"}) if phrasing and \
+        _NEGATION.search(question) else frozenset()
     return Specifics(quantities=quantities, names=frozenset(names), rare=frozenset(rare), negated=negated)
 
 

@@ -26,6 +26,7 @@ from contracts.answer import (
 from contracts.errors import ContractViolationError
 from contracts.ingest import Chunk
 from contracts.retrieval import ContextPack
+from contracts.verifier import AnswerabilityReport
 from stages.grounding.claim_details import (
     EvidenceTerms,
     UnsupportedDetails,
@@ -48,9 +49,11 @@ from stages.grounding.detail_checks import (
     sentence_report,
 )
 from stages.generation.prompt import citable_ids, prompt_chunks
+from stages.grounding.claim_support import check_claims_supported, with_support
 from stages.grounding.comparison_side import wrong_side
 from stages.ingest.injection import INJECTION_FLAG
 from stages.text.normalise import stem
+from stages.ports import Verifier
 from stages.text.units import (
     CITATION_GROUP,
     evidence_numbers,
@@ -86,6 +89,7 @@ __all__ = [
     "check_numbers_supported",
     "check_key_terms_supported",
     "check_multi_chunk_completeness",
+    "check_claims_supported",
     "check_length_ratio",
 ]
 
@@ -108,6 +112,7 @@ CHECK_STATUS: dict[str, tuple[str, AnswerStatus]] = {
     "key_terms_supported": DETAIL_CHECK_STATUS["key_terms_supported"],
     "multi_chunk_completeness": ("incomplete_citation", "invalid_citations"),
     "content_words_supported": DETAIL_CHECK_STATUS["content_words_supported"],
+    "claim_supported": ("claim_not_supported", "hallucination_detected"),
     "length_ratio": ("length_ratio", "hallucination_detected"),
 }
 CHECK_ORDER: tuple[str, ...] = tuple(CHECK_STATUS)
@@ -433,17 +438,24 @@ def _citations(ids: tuple[str, ...], ev: _Evidence) -> tuple[Citation, ...]:
     return tuple(out)
 
 
-def validate_answer_text(text: str, pack: ContextPack, policy: GenerationPolicy, *, backend: str | None = None) -> Answer:
+def validate_answer_text(
+    text: str, pack: ContextPack, policy: GenerationPolicy, *, backend: str | None = None,
+    verifier: Verifier | None = None, answerability: float | None = None,
+) -> Answer:
     """Run every check on ``text`` against ``pack``: a ``success`` Answer carrying the text and resolved
-    citations, or the refusal sentence with the first failing check's status and reason code."""
+    citations, or the refusal sentence with the first failing check's status and reason code.
+
+    With a ``verifier`` (and ``policy.verify``) each cited sentence is also read against its evidence
+    (``claim_supported``); ``answerability`` (the pack's best P(answers)) is carried into the Answer."""
     stripped = text.strip()
     if stripped == policy.refusal_text.strip():
         refused = CheckResult(name="model_refused", passed=True, reason_code="model_refused")
         answer = refusal_answer(pack.query, "insufficient_context", "model_refused",
                                 "the model found the evidence insufficient", policy, pack, (refused,))
-        return answer.model_copy(update={"backend": backend})
+        return answer.model_copy(update={"backend": backend, "answerability": answerability})
     ev = _evidence(pack, policy)
-    sentences = [_analyse(u, ev, policy) for u in split_answer_units(stripped)]
+    sentences = with_support([_analyse(u, ev, policy) for u in split_answer_units(stripped)],
+                             {i: c.text for i, c in ev.chunks.items()}, pack.query, policy, verifier)
     checks = (
         check_refusal_not_mixed(stripped, policy),
         check_indicator_phrases(sentences),
@@ -460,6 +472,7 @@ def validate_answer_text(text: str, pack: ContextPack, policy: GenerationPolicy,
         check_key_terms_supported(sentences, policy),
         check_multi_chunk_completeness(sentences, policy),
         check_content_words_supported(sentences),
+        check_claims_supported(sentences, policy),
         check_length_ratio(stripped, ev, policy),
     )
     reports = tuple(sentence_report(s, policy) for s in sentences)
@@ -467,7 +480,7 @@ def validate_answer_text(text: str, pack: ContextPack, policy: GenerationPolicy,
     if failed is not None:
         reason_code, status = CHECK_STATUS[failed.name]
         answer = refusal_answer(pack.query, status, reason_code, failed.detail or failed.name, policy, pack, checks)
-        return answer.model_copy(update={"sentences": reports, "backend": backend})
+        return answer.model_copy(update={"sentences": reports, "backend": backend, "answerability": answerability})
     cited = extract_citations(stripped)
     return Answer(
         query=pack.query,
@@ -479,12 +492,18 @@ def validate_answer_text(text: str, pack: ContextPack, policy: GenerationPolicy,
         checks=checks,
         sentences=reports,
         confidence=pack.confidence,
+        answerability=answerability,
         backend=backend,
     )
 
 
-def validate_draft(draft: DraftAnswer, pack: ContextPack, policy: GenerationPolicy) -> Answer:
+def validate_draft(
+    draft: DraftAnswer, pack: ContextPack, policy: GenerationPolicy, *, verifier: Verifier | None = None,
+    answerability: AnswerabilityReport | None = None,
+) -> Answer:
     """Validate a generator's draft against the pack it was generated from (the raw text stays in the draft)."""
     if draft.query != pack.query:
         raise ContractViolationError(f"draft answers {draft.query!r} but the pack is for {pack.query!r}")
-    return validate_answer_text(draft.raw_text, pack, policy, backend=draft.backend)
+    best = answerability.best if answerability is not None else None
+    return validate_answer_text(draft.raw_text, pack, policy, backend=draft.backend, verifier=verifier,
+                                answerability=best.answers if best is not None else None)

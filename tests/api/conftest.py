@@ -5,6 +5,7 @@ are the ones it uses, and it is stopped after the module."""
 from __future__ import annotations
 
 import contextvars
+import os
 import socket
 import threading
 import time
@@ -70,14 +71,24 @@ def ingest_fixtures(root: Path, source_dir: Path, tenant: str = "default", index
 
 @pytest.fixture(scope="module")
 def module_backends():
-    """The hash embedder for a module's server (the function-scoped `fake_backends` ends with each test)."""
+    """The hash embedder and the lenient verifier for a module's server (the function-scoped `fake_backends`
+    ends with each test)."""
     from flows import backends
-    from tests.fakes import HashEmbedder
+    from tests.fakes import HashEmbedder, WordOverlapVerifier
 
     backends.register_embedder("hash", lambda: HashEmbedder(dim=64))
+    backends.register_verifier("lenient", lambda: WordOverlapVerifier({"": 0.9}, name="lenient"))
+    before = os.environ.get("CITEBOUND_VERIFIER")
+    os.environ["CITEBOUND_VERIFIER"] = "lenient"
     yield
+    if before is None:
+        os.environ.pop("CITEBOUND_VERIFIER", None)
+    else:
+        os.environ["CITEBOUND_VERIFIER"] = before
     backends._embedder_factories.pop("hash", None)
     backends._embedders.pop("hash", None)
+    backends._verifier_factories.pop("lenient", None)
+    backends._verifiers.pop("lenient", None)
 
 
 def start_api(root: Path, **cfg_kw: object) -> Iterator[RunningApi]:

@@ -49,7 +49,9 @@ def test_punishment_question_is_answered_with_a_checked_citation(store_root):
     assert cite.filename == "penal_code.txt" and cite.page >= 1
     assert answer.run_id
     run = ArtifactStore(store_root).get_run(answer.run_id)
-    assert [s.stage for s in run.steps] == ["request", "retrieve", "context", "precheck", "generate", "validate"]
+    assert [s.stage for s in run.steps] == ["request", "retrieve", "context", "answerability", "precheck", "generate",
+                                            "validate"]
+    assert answer.answerability == pytest.approx(0.9)  # the lenient verifier's reading of the best passage
 
 
 def test_out_of_scope_question_is_refused_with_the_exact_sentence(store_root):
@@ -138,3 +140,37 @@ def test_llm_garbage_is_refused_not_shown(store_root, fake_backends):
     answer = _ask(store_root, "What is the punishment for cheating under section 420?", llm="garbage")
     assert answer.status != "success"
     assert "lorem" not in answer.answer
+
+
+@pytest.mark.parametrize("damage", ["missing", "corrupt"])
+def test_a_broken_verifier_refuses_every_question_by_name_never_falls_back(store_root, tmp_path, damage):
+    """A verifier folder whose model is missing or altered: each question is refused with status error and reason
+    ``verifier_unavailable``; no answer is produced by the word checks alone."""
+    import shutil
+
+    from flows.backends import VERIFIER_DIR
+
+    folder = tmp_path / "verifier"
+    shutil.copytree(VERIFIER_DIR, folder)
+    model = next(folder.glob("*.onnx"))
+    if damage == "missing":
+        model.unlink()
+    else:
+        model.write_bytes(model.read_bytes()[:-10] + b"0123456789")
+    for question in ("What is the punishment for cheating under section 420?", "What is theft?"):
+        answer = _ask(store_root, question, verifier=str(folder))
+        assert (answer.status, answer.reason_code) == ("error", "verifier_unavailable"), answer.refusal_reason
+        assert answer.answer == "I cannot answer based on the provided documents." and answer.citations == ()
+        assert str(folder) not in (answer.refusal_reason or "")  # names the file, not the server path
+    _assert_store_clean(store_root)
+
+
+def test_switching_the_verifier_off_is_explicit_and_recorded(store_root):
+    answer = _ask(store_root, "What is the punishment for cheating under section 420?",
+                  overrides={"verify": "false"})
+    assert answer.status == "success" and answer.answerability is None
+    run = ArtifactStore(store_root).get_run(answer.run_id)
+    policy_sha = dict(run.parameters)["policy"]
+    from contracts import GenerationPolicy
+
+    assert ArtifactStore(store_root).get(policy_sha, GenerationPolicy).verify is False
