@@ -101,6 +101,9 @@ class VerifierTrainConfig(Contract):
     most that many pairs."""
     repeats: tuple[tuple[str, int], ...] = ()
     """(source prefix, times): pairs of small data sets seen that many times per epoch."""
+    max_steps: int | None = Field(default=None, gt=0)
+    """A budget: the run takes only the first ``max_steps`` batches of the seeded epoch order (a random sample,
+    since batches are shuffled), with the learning-rate schedule fitted to them. None: every batch."""
     threads: int = Field(default=2, gt=0)
 
 

@@ -184,7 +184,7 @@ def train_checkpoints(
                "pairs": encoded.sha256()}
     epochs = [batch_order(encoded.lengths(), cfg, e) for e in range(cfg.epochs)]
     schedule = [(e, b) for e in range(cfg.epochs) for b in range(len(epochs[e]))]
-    total = len(schedule)
+    total = len(schedule) if cfg.max_steps is None else min(len(schedule), cfg.max_steps)
     warmup = max(1, int(total * cfg.warmup_share))
 
     torch.manual_seed(cfg.seed)
