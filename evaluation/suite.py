@@ -50,11 +50,17 @@ class EvalContext:
     tenant: str = "default"
     project: str = "default"
     questions_file: Path | None = None
-    verifier: str = "citebound"  # flows.backends.get_verifier name: the shipped model, or a model folder
+    # flows.backends.get_verifier name: the shipped model, or a model folder; "off" runs the lexical checks
+    # alone (the policy's ``verify`` False), the baseline the verifier is measured against.
+    verifier: str = "citebound"
     progress: Progress = field(default_factory=_SilentProgress)
     # Where the suites build their corpora's indexes (``flows.index_backends.index_target``): None = FAISS in
     # memory, http://host:port = a Milvus server (a collection per corpus), a .db path = milvus-lite embedded.
     index_uri: str | None = None
+
+    @property
+    def verify(self) -> bool:
+        return self.verifier != "off"
 
 
 @dataclass(frozen=True)

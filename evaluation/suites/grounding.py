@@ -106,7 +106,7 @@ def run(ctx: EvalContext, answered: tuple[AnsweredItem, ...]) -> SuiteOutput:
     started = time.perf_counter()
     from flows.backends import get_verifier
 
-    policy = GenerationPolicy()
+    policy = GenerationPolicy(verify=ctx.verify)
     verifier = get_verifier(ctx.verifier) if policy.verify else None
     success = [item for item in answered if item.answer.status == "success"]
     refused = [item for item in answered if item.answer.status not in ("success", "error")]

@@ -184,7 +184,7 @@ def run(ctx: EvalContext, answered: tuple[AnsweredItem, ...] = ()) -> SuiteOutpu
     started = time.perf_counter()
     from flows.backends import get_verifier
 
-    policy = GenerationPolicy()
+    policy = GenerationPolicy(verify=ctx.verify)
     verifier = get_verifier(ctx.verifier) if policy.verify else None
     metrics: list[Metric] = []
     tables: list[ReportTable] = []

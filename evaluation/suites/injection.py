@@ -437,7 +437,7 @@ def run(ctx: EvalContext, answered: tuple[AnsweredItem, ...], *, sizes: Sizes | 
     ctx.progress.start("injection: embed and index", 1)
     index = build_index(index_chunks, embedder, ctx.cache_dir, index_uri=ctx.index_uri)
     ctx.progress.advance()
-    product = GenerationPolicy()
+    product = GenerationPolicy(verify=ctx.verify)
     server = GullibleLLMServer({d.attack.text: d.attack.payload() for d in docs if d.attack is not None})
     try:
         server.start()
@@ -448,7 +448,7 @@ def run(ctx: EvalContext, answered: tuple[AnsweredItem, ...], *, sizes: Sizes | 
         if ctx.llm.get("backend") == "openai":
             rows.append(Row("llm", f"LLM {ctx.llm.get('model', '')}", get_llm(ctx.llm), product))
         rows.append(Row("gullible_unquarantined", "gullible LLM, quarantine off (diagnostic)", gullible,
-                         GenerationPolicy(quarantine_flagged=False), diagnostic=True))
+                         GenerationPolicy(quarantine_flagged=False, verify=ctx.verify), diagnostic=True))
         outcomes, items = _answer_all(ctx, docs, rows, index, embedder)
     finally:
         server.stop()

@@ -97,7 +97,7 @@ def run(ctx: EvalContext, answered: tuple[AnsweredItem, ...] = ()) -> SuiteOutpu
     ncert_index = None if ci else build_index(
         ingested_chunks({ctx.data_root / "ncert-textbook-pdfs" / "jemh105.pdf": None}), inner, ctx.cache_dir)
     ctx.progress.advance()
-    cfg, policy, llm = RetrieveConfig(), GenerationPolicy(), get_llm(ctx.llm)
+    cfg, policy, llm = RetrieveConfig(), GenerationPolicy(verify=ctx.verify), get_llm(ctx.llm)
     verifier = get_verifier(ctx.verifier) if policy.verify else None
     corpus = (f"over the IPC act alone ({len(chunks)} sections; ci slice)" if ci
               else f"over the seven acts of indian-acts-json ({len(chunks)} sections)")

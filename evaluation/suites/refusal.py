@@ -242,7 +242,7 @@ def run(ctx: EvalContext, answered: tuple[AnsweredItem, ...] = ()) -> SuiteOutpu
     embedder = MemoEmbedder(get_embedder("minilm"))
     index = build_index(chunks, embedder, ctx.cache_dir, index_uri=ctx.index_uri)
     ctx.progress.advance()
-    cfg, policy, llm = RetrieveConfig(), GenerationPolicy(), get_llm(ctx.llm)
+    cfg, policy, llm = RetrieveConfig(), GenerationPolicy(verify=ctx.verify), get_llm(ctx.llm)
     verifier = get_verifier(ctx.verifier) if policy.verify else None
 
     metrics: list[Metric] = []

@@ -5,6 +5,10 @@ replaces the text with the policy's refusal sentence; the status and ``reason_co
 failing check in ``CHECK_ORDER``. Every check's result is kept in ``Answer.checks`` and, per sentence, in
 ``Answer.sentences`` (sentence -> cited ids -> coverage -> checks).
 
+Why long: the check table, the answer-level checks (each a few lines over the analysed sentences) and the two
+entry points are one list to read top to bottom; the heavier checks live in ``detail_checks`` and
+``claim_support``.
+
 >>> extract_citations("See [IPC_420_0] and [policy_a.pdf#section-3; IPC_420_0].")
 ('IPC_420_0', 'policy_a.pdf#section-3')
 """
