@@ -12,7 +12,6 @@ process and model folder.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import threading
 from collections.abc import Sequence
@@ -23,6 +22,7 @@ import numpy as np
 
 from contracts.errors import VerifierLoadError
 from contracts.verifier import VerifierCard, VerifierPair, render_pair
+from stages.adapters.onnx_runtime import OnnxModelError, load_session, sha256_file
 
 __all__ = ["OnnxVerifier", "encode_pairs", "load_tokenizer", "pad_batch", "read_card"]
 
@@ -54,14 +54,6 @@ def pad_batch(encoded: Sequence[tuple[list[int], list[int]]]) -> dict[str, np.nd
         types[row, : len(type_ids)] = type_ids
         mask[row, : len(token_ids)] = 1
     return {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
-
-
-def _sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 _sessions: dict[str, tuple[Any, Any]] = {}
@@ -119,23 +111,20 @@ class OnnxVerifier:
             return _sessions[key]
 
     def _open(self) -> tuple[Any, Any]:
+        # The graph goes through the one ONNX Runtime of the process (``onnx_runtime.load_session``: bytes read
+        # once, hash-checked, then loaded); the tokenizer is checked here. Messages name the file, not its path.
         card = self.card
-        for name, expected in ((card.model_file, card.model_sha256), (card.tokenizer_file, card.tokenizer_sha256)):
-            path = self._dir / name
-            if not path.is_file():
+        for name in (card.model_file, card.tokenizer_file):
+            if not (self._dir / name).is_file():
                 raise VerifierLoadError(f"verifier file missing: {name}")
-            if _sha256_file(path) != expected:
-                raise VerifierLoadError(f"verifier file corrupt: {name} does not match its sha256 {expected[:12]}…")
-        import onnxruntime as ort
-
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = self._threads
-        options.inter_op_num_threads = 1
+        if sha256_file(self._dir / card.tokenizer_file) != card.tokenizer_sha256:
+            raise VerifierLoadError(f"verifier file corrupt: {card.tokenizer_file} does not match its sha256 "
+                                    f"{card.tokenizer_sha256[:12]}…")
         try:
-            session = ort.InferenceSession(str(self._dir / card.model_file), options,
-                                           providers=["CPUExecutionProvider"])
-        except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own untyped errors for a bad graph
-            raise VerifierLoadError(f"verifier model will not load: {card.model_file}: {str(exc)[:200]}") from exc
+            session = load_session(self._dir / card.model_file, card.model_sha256, threads=self._threads)
+        except OnnxModelError as exc:
+            why = str(exc).split(": ", 1)[-1]  # the runtime's message after the path
+            raise VerifierLoadError(f"verifier file corrupt or unloadable: {card.model_file}: {why[:200]}") from exc
         return session, load_tokenizer(self._dir / card.tokenizer_file, card.max_tokens)
 
     def score(self, pairs: Sequence[VerifierPair]) -> tuple[float, ...]:
