@@ -75,10 +75,14 @@ class OnnxVerifier:
     """Scores pairs with the model in ``model_dir``: probabilities in [0, 1], in the order given.
 
     ``threads`` is onnxruntime's intra-op thread count (1 in a query-serving process, where other work shares
-    the cores); ``batch_size`` bounds a batch (pairs of similar length go together).
+    the cores). ``batch_size`` is 1 by default, each pair run alone: the int8 graph quantises activations
+    with ranges read from the whole batch, so in batches a pair's score moved with its batch-mates (by up to
+    0.044 in ``tests/stages/adapters/test_onnx_verifier.py``), and a passage's answerability must not depend on
+    which other passages share its pack. Alone, no pair is padded either; larger batches (pairs of similar
+    length together) are for measuring only (``bench/verifier.py``).
     """
 
-    def __init__(self, model_dir: Path, *, threads: int = 1, batch_size: int = 16) -> None:
+    def __init__(self, model_dir: Path, *, threads: int = 1, batch_size: int = 1) -> None:
         self._dir = Path(model_dir)
         self._threads = threads
         self._batch_size = batch_size
@@ -133,9 +137,7 @@ class OnnxVerifier:
             return ()
         session, tokenizer = self._load()
         encoded = encode_pairs(tokenizer, pairs)
-        # Similar lengths batched together: padding is most of the cost of a mixed batch. The int8 graph
-        # quantises activations per batch, so a pair's score moves slightly (< 0.005 measured) with its
-        # batch-mates; the same pairs always give the same scores.
+        # With batch_size > 1, similar lengths go together (padding is most of the cost of a mixed batch).
         order = sorted(range(len(encoded)), key=lambda i: len(encoded[i][0]))
         logits = np.zeros(len(encoded), dtype=np.float64)
         for start in range(0, len(order), self._batch_size):

@@ -36,6 +36,8 @@ from flows import backends
 from tests.fakes import HashEmbedder, ScriptedLLM
 backends.register_embedder("minilm", lambda: HashEmbedder(dim=64))
 backends.register_llm("scripted", lambda spec: ScriptedLLM(lambda prompt: {SCRIPTED_ANSWER!r}))
+from tests.fakes import WordOverlapVerifier
+backends.register_verifier("citebound", lambda: WordOverlapVerifier({{"": 0.9}}, name="lenient"))
 from cli.main import main
 results = []
 for argv in json.loads(sys.argv[1]):

@@ -54,7 +54,8 @@ def test_replay_generate_with_another_llm_writes_a_new_answer_on_the_same_pack(a
     fake_backends("other", ScriptedLLM(["I cannot answer based on the provided documents."]))
     record = replay_flow(run_id=answer.run_id, from_stage="generate", llm="other", store=str(root))
     steps = {s.stage: s for s in record.steps}
-    assert steps["generate"].inputs == (original["context"].output,)
+    # The pack and the verifier's reading of it (the answerability stage) are what generation is given.
+    assert steps["generate"].inputs == (original["context"].output, original["answerability"].output)
     assert steps["validate"].inputs[0] == original["context"].output
     assert steps["validate"].output != original["validate"].output
     new = st.get(steps["validate"].output, Answer)
@@ -112,15 +113,15 @@ def test_replaying_a_refused_run_past_its_refusal_is_a_one_line_error(answered, 
     assert "generate" not in {s.stage for s in record.steps}
     err = _cli_error(capsys, ["--store", str(root), "replay", refused.run_id, "--from", "validate"])
     assert f"run {refused.run_id} has no stored generate output to replay validate from" in err
-    assert "it has stored outputs of: request, retrieve, context, precheck" in err
-    assert "replay it from retrieve or context or precheck or generate" in err
+    assert "it has stored outputs of: request, retrieve, context, answerability, precheck" in err
+    assert "replay it from retrieve or context or answerability or precheck or generate" in err
 
 
 def test_replaying_an_unknown_run_or_stage_is_a_one_line_error(answered, capsys):
     root, answer, _ = answered
     assert "no run 'no-such-run'" in _cli_error(capsys, ["--store", str(root), "replay", "no-such-run"])
     err = _cli_error(capsys, ["--store", str(root), "replay", answer.run_id, "--from", "chunk"])
-    assert "answer runs replay from one of retrieve, context, precheck, generate, validate, not 'chunk'" in err
+    assert "answer runs replay from one of retrieve, context, answerability, precheck, generate, validate, not 'chunk'" in err
 
 
 def test_an_ingest_replay_can_itself_be_replayed_and_reaches_the_same_artifacts(answered):

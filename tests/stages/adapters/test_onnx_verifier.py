@@ -51,10 +51,10 @@ def test_scores_are_probabilities_in_order_and_batch_independent(verifier: OnnxV
     together = verifier.score(pairs)
     alone = tuple(verifier.score([p])[0] for p in pairs)
     assert all(0.0 <= p <= 1.0 for p in together)
-    assert verifier.score(pairs) == together  # the same batch, the same scores, bit for bit
-    # Dynamic int8 quantisation picks activation ranges per batch, so batch-mates move a score a little
-    # (measured: under 0.005), never across a decision.
-    assert together == pytest.approx(alone, abs=0.02)
+    assert verifier.score(pairs) == together  # the same pairs, the same scores, bit for bit
+    # Each pair is run alone, so a score never depends on the pairs scored with it (in int8 batches it moved
+    # by up to 0.044: activation ranges are read from the whole batch).
+    assert together == alone
     assert verifier.score([]) == ()
 
 
