@@ -52,6 +52,7 @@ def main() -> int:
     parser.add_argument("--verifier", default=None, help="model folder (default the shipped one)")
     parser.add_argument("--answerability", default="0.3,0.4,0.5,0.6,0.7")
     parser.add_argument("--support", default="0.1,0.2,0.3,0.4,0.5")
+    parser.add_argument("--baseline", action="store_true", help="first a row with the verifier off (word checks alone)")
     parser.add_argument("--skip", default="", help="comma-separated parts to skip: squad,halueval,ipc")
     args = parser.parse_args()
 
@@ -81,6 +82,8 @@ def main() -> int:
     embedder = MemoEmbedder(inner)
     llm, cfg = get_llm({"backend": "extractive"}), RetrieveConfig()
     grid = [(a, s) for a in map(float, args.answerability.split(",")) for s in map(float, args.support.split(","))]
+    if args.baseline:
+        grid.insert(0, (-1.0, -1.0))
 
     squad = []
     if "squad" not in skip:
@@ -104,7 +107,9 @@ def main() -> int:
           f"{'kept':>6} | {'ipc right':>9}{'prec':>6}{'ncert':>7}{'off ans':>8}")
     for min_answerability, min_support in grid:
         started = time.perf_counter()
-        policy = GenerationPolicy(min_answerability=min_answerability, min_support=min_support)
+        # A negative answerability asks for the word checks alone (verify off): the baseline row.
+        policy = GenerationPolicy(verify=False) if min_answerability < 0 else \
+            GenerationPolicy(min_answerability=min_answerability, min_support=min_support)
         row = f"{min_answerability:>5.2f}{min_support:>5.2f} | "
         if squad:
             refused = answered_gold = n_unans = n_ans = 0

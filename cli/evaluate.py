@@ -23,7 +23,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                                                      "questions (repeatable; default all)")
     sp.add_argument("--llm", help="extractive (default) | openai")
     sp.add_argument("--llm-model")
-    sp.add_argument("--verifier", help="citebound (the shipped model, default $CITEBOUND_VERIFIER) or a model folder")
+    sp.add_argument("--verifier", help="read with a verifier: citebound (the shipped model) or a model folder; default off, as in the product")
     sp.add_argument("--llm-url", help="an OpenAI-compatible server for --llm openai (default $OPENAI_BASE_URL)")
     sp.add_argument("--questions", help="JSONL: question, expected sources or sections, optional facts; asked "
                                         "over --store")

@@ -39,7 +39,7 @@ def run_eval_command(args: argparse.Namespace, store_root: Path | None) -> int:
         llm=llm_spec_from_settings(settings, args.llm, args.llm_model, args.llm_url), suites=args.suite,
         questions=args.questions, floors=args.floors, subset=args.subset, resamples=args.resamples,
         store_root=store_root, tenant=args.tenant, project=args.project, index_uri=settings.index_uri,
-        verifier=args.verifier or settings.verifier)
+        verifier=args.verifier)
     configure_process_env(store_root)  # offline, quiet libraries: before torch is imported
     out = _writable_folder(Path(args.out).expanduser().resolve())  # before minutes of work, not after
     try:

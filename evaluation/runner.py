@@ -64,7 +64,7 @@ def plan_eval(
     tenant: str = "default",
     project: str = "default",
     index_uri: str | None = None,
-    verifier: str = "citebound",
+    verifier: str | None = None,
 ) -> tuple[EvalContext, list[str], EvalFloors]:
     """What a run will do, from settings its edge (the CLI, the Prefect flow) resolved: the context, the suites
     in order and the floors. Every bad input is a one-line ``ConfigError`` here, before any suite starts."""

@@ -50,9 +50,9 @@ class EvalContext:
     tenant: str = "default"
     project: str = "default"
     questions_file: Path | None = None
-    # flows.backends.get_verifier name: the shipped model, or a model folder; "off" runs the lexical checks
-    # alone (the policy's ``verify`` False), the baseline the verifier is measured against.
-    verifier: str = "citebound"
+    # A flows.backends.get_verifier name (``citebound``: the shipped model, or a model folder) turns the verifier
+    # on (policy ``verify``); None, the default as in the product, runs the word checks alone.
+    verifier: str | None = None
     progress: Progress = field(default_factory=_SilentProgress)
     # Where the suites build their corpora's indexes (``flows.index_backends.index_target``): None = FAISS in
     # memory, http://host:port = a Milvus server (a collection per corpus), a .db path = milvus-lite embedded.
@@ -60,7 +60,7 @@ class EvalContext:
 
     @property
     def verify(self) -> bool:
-        return self.verifier != "off"
+        return self.verifier is not None
 
 
 @dataclass(frozen=True)

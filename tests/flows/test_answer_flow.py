@@ -51,7 +51,10 @@ def test_punishment_question_is_answered_with_a_checked_citation(store_root):
     run = ArtifactStore(store_root).get_run(answer.run_id)
     assert [s.stage for s in run.steps] == ["request", "retrieve", "context", "answerability", "precheck", "generate",
                                             "validate"]
-    assert answer.answerability == pytest.approx(0.9)  # the lenient verifier's reading of the best passage
+    assert answer.answerability is None  # the verifier is off by default (GenerationPolicy.verify)
+    read = _ask(store_root, "What is the punishment for cheating under section 420?", overrides={"verify": "true"})
+    assert read.status == "success", read.refusal_reason
+    assert read.answerability == pytest.approx(0.9)  # the lenient verifier's reading of the best passage
 
 
 def test_out_of_scope_question_is_refused_with_the_exact_sentence(store_root):
@@ -158,7 +161,7 @@ def test_a_broken_verifier_refuses_every_question_by_name_never_falls_back(store
     else:
         model.write_bytes(model.read_bytes()[:-10] + b"0123456789")
     for question in ("What is the punishment for cheating under section 420?", "What is theft?"):
-        answer = _ask(store_root, question, verifier=str(folder))
+        answer = _ask(store_root, question, verifier=str(folder), overrides={"verify": "true"})
         assert (answer.status, answer.reason_code) == ("error", "verifier_unavailable"), answer.refusal_reason
         assert answer.answer == "I cannot answer based on the provided documents." and answer.citations == ()
         assert str(folder) not in (answer.refusal_reason or "")  # names the file, not the server path
@@ -169,6 +172,8 @@ def test_switching_the_verifier_off_is_explicit_and_recorded(store_root):
     answer = _ask(store_root, "What is the punishment for cheating under section 420?",
                   overrides={"verify": "false"})
     assert answer.status == "success" and answer.answerability is None
+    on = _ask(store_root, "What is the punishment for cheating under section 420?", overrides={"verify": "true"})
+    assert on.answerability is not None
     run = ArtifactStore(store_root).get_run(answer.run_id)
     policy_sha = dict(run.parameters)["policy"]
     from contracts import GenerationPolicy

@@ -14,7 +14,8 @@ pytestmark = pytest.mark.unit
 KNOWLEDGE = ("Arthur's Magazine (1844-1846) was an American literary periodical published in Philadelphia. "
              "First for Women is a woman's magazine published by Bauer Media Group in the USA. It was started in 1989.")
 PACK = make_pack("Which magazine was started first, Arthur's Magazine or First for Women?", [make_chunk("HQA_0_0", KNOWLEDGE)])
-POLICY = GenerationPolicy()
+# The verifier on, at round thresholds these tests' word-overlap scores are written against.
+POLICY = GenerationPolicy(verify=True, min_answerability=0.5, min_support=0.5)
 
 
 def test_a_claim_the_verifier_does_not_read_as_supported_is_refused_with_its_own_reason() -> None:
