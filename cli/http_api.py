@@ -38,7 +38,12 @@ def cmd_api(args: argparse.Namespace) -> int:
         if db is not None and not any(not k.revoked for k in db.list_keys()):
             print("no API keys yet: every request will be refused until you run "
                   f"`citebound --store {root} keys add --tenant T`", file=sys.stderr)
-        uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+        # SIGTERM/SIGINT: stop accepting, give requests in flight --shutdown-grace seconds, then end (uvicorn
+        # re-raises the signal; an upload still being read is abandoned: the store's writes are atomic, and
+        # `citebound gc` removes what it had written).
+        server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port, log_level="warning",
+                                               timeout_graceful_shutdown=args.shutdown_grace))
+        server.run()
     return 0
 
 
@@ -94,6 +99,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     sp.add_argument("--db", help="database URL for keys, documents and runs (default: SQLite in the store; "
                                  "e.g. postgresql+psycopg://user@host/db)")
     sp.add_argument("--rate-per-minute", type=float, default=600.0, help="requests per minute per key")
+    sp.add_argument("--shutdown-grace", type=int, default=2,
+                    help="seconds requests in flight get to finish after SIGTERM/SIGINT (default 2)")
     add_common(sp, scope=False)
     sp.set_defaults(func=cmd_api)
 
