@@ -110,19 +110,16 @@ class Engine:
 
     def retrieve(self, query: str, *, tenant: str, project: str, k: int | None = None,
                  settings: dict[str, object] | None = None) -> RetrievalResult:
-        from flows.ingest_flow import INDEX_POINTER
+        from flows.index_views import view_ref
         from flows.tasks import request_task, retrieve_task
 
         cfg = self.retrieval_config(tenant, project, k, settings)
-        index_ref = self.store.get_pointer(INDEX_POINTER)
-        if index_ref is None:
-            return RetrievalResult.model_validate({
-                "query": query, "tenant_id": tenant, "project_id": project, "top_k": cfg.top_k, "mode": cfg.mode,
-                "results": (), "query_analysis": {}})
+        # The caller's own view of the index (an empty one when it has no documents, whoever else has some).
+        view = view_ref(self.store, tenant, project, self.cfg.embedder)
         # The same tasks as the answer flow, called without orchestration (as `citebound retrieve` does).
         req = request_task.fn(self.root, AnswerRequest(query=query, tenant_id=tenant, project_id=project,
                                                        top_k=cfg.top_k))
-        step = retrieve_task.fn(self.root, req.output, index_ref, cfg, self.cfg.embedder)
+        step = retrieve_task.fn(self.root, req.output, view, cfg, self.cfg.embedder)
         return self.store.get(step.output, RetrievalResult)
 
     def answer(self, query: str, *, tenant: str, project: str, k: int | None = None,

@@ -55,7 +55,7 @@ from contracts.errors import (
     StorageError,
 )
 from contracts.evaluation import EvalFloors, EvalReport, SuiteReport
-from contracts.index import EmbeddingSet, IndexManifest
+from contracts.index import EmbeddingSet, IndexManifest, IndexView
 from contracts.ingest import ChunkSet, CleanedDocument, ExtractedDocument, SourceDocument
 from contracts.retrieval import ContextPack, RetrievalResult
 
@@ -154,7 +154,7 @@ class RunRecord(Contract):
 # tests/contracts/test_models.py checks that every contract with a kind is listed here.
 _STORED_TYPES: tuple[type[Contract], ...] = (
     SourceDocument, ExtractedDocument, CleanedDocument, ChunkSet,
-    EmbeddingSet, IndexManifest,
+    EmbeddingSet, IndexManifest, IndexView,
     AnswerRequest, RetrievalResult, ContextPack, GenerationRequest, DraftAnswer, Answer,
     ExtractConfig, CleanConfig, ChunkConfig, EmbedConfig, IndexConfig, RetrieveConfig, GenerationPolicy,
     ProjectSettings, Catalog, IngestReport, RunRecord,

@@ -33,7 +33,13 @@ from contracts import (
     content_sha256,
     sha256_text,
 )
-from contracts.errors import CiteboundError, IngestError
+from contracts.errors import (
+    ArtifactCorruptError,
+    ArtifactNotFoundError,
+    CiteboundError,
+    IngestError,
+    StorageError,
+)
 from flows import runs
 from flows.backends import get_embedder
 from flows.settings import Settings
@@ -94,12 +100,15 @@ def ingest_file_task(
     embed_cfg: EmbedConfig,
     embedder_name: str,
     previous_embedding_sha: str | None,
+    stored_sha: str | None = None,
 ) -> tuple[FileIngestReport, tuple[RunStep, ...]]:
-    """All per-file stages, each its own (nested) task; any failure becomes this file's error report."""
+    """All per-file stages, each its own (nested) task; any failure of the file becomes its error report (a
+    refusal of the store's file system is no fault of the file: it ends the run). ``stored_sha`` reads the
+    file's bytes from the store's blob instead of ``path`` (``citebound repair`` re-derives a document)."""
     started = time.perf_counter()
     steps: list[RunStep] = []
     try:
-        steps.append(source_task(store_root, path, doc_code, tenant_id, project_id))
+        steps.append(source_task(store_root, path, doc_code, tenant_id, project_id, stored_sha))
         steps.append(extract_task(store_root, steps[-1].output, extract_cfg))
         extracted_ref = steps[-1].output
         steps.append(clean_task(store_root, extracted_ref, clean_cfg))
@@ -124,6 +133,8 @@ def ingest_file_task(
     except IngestError as exc:
         report = FileIngestReport(path=path, status="error", reason=exc.reason, message=str(exc),
                                   seconds=round(time.perf_counter() - started, 3))
+    except StorageError:
+        raise
     except CiteboundError as exc:
         report = FileIngestReport(path=path, status="error", reason=type(exc).__name__, message=str(exc),
                                   seconds=round(time.perf_counter() - started, 3))
@@ -147,9 +158,13 @@ class _ChunkSets:
         return self._sets[sha]
 
     def ids(self, sha: str) -> frozenset[str]:
+        """The set's semantic ids; none for a set that does not verify (a damaged document, until repair)."""
         # Asked once per other catalog entry for every file of the update: built once per set.
         if sha not in self._ids:
-            self._ids[sha] = frozenset(c.semantic_id for c in self.load(sha).chunks)
+            try:
+                self._ids[sha] = frozenset(c.semantic_id for c in self.load(sha).chunks)
+            except (ArtifactCorruptError, ArtifactNotFoundError):
+                self._ids[sha] = frozenset()
         return self._ids[sha]
 
 
@@ -161,8 +176,13 @@ def _build_index(
     previous_ref: ArtifactRef | None,
     index_cfg: IndexConfig,
     embedder_name: str,
+    rebuild: bool = False,
 ) -> tuple[ArtifactRef, IndexManifest]:
-    """The index for ``catalog``: incremental from the previous one when compatible, else rebuilt."""
+    """The index for ``catalog``: incremental from the previous one when compatible, else rebuilt.
+
+    A document whose chunk set or vectors do not verify (damaged, until ``citebound repair``) stays in the
+    catalog and is left out of a rebuilt index: one damaged document never stops the others' ingest or removal.
+    """
     import numpy as np
 
     from stages.index.search_index import SearchIndex
@@ -170,6 +190,7 @@ def _build_index(
     embedder = get_embedder(embedder_name)
     wanted = [e.chunk_set_sha256 for e in catalog.entries]
     emb_of = {e.chunk_set_sha256: e.embedding_set_sha256 for e in catalog.entries}
+    n_chunks = {e.chunk_set_sha256: e.n_chunks for e in catalog.entries}
 
     def chunks_of(cs_sha: str) -> tuple:
         return chunk_sets.load(cs_sha).chunks
@@ -179,30 +200,44 @@ def _build_index(
         return vectors_from_bytes(store.get_blob(emb.vectors_blob))
 
     compatible = (
-        previous is not None and previous_ref is not None
+        not rebuild and previous is not None and previous_ref is not None
         and previous.embedding_model == embedder.model_name and previous.model_revision == embedder.model_revision
         and previous.index_type == index_cfg.index_type
         and index_is_current(store, previous, index_cfg)
     )
+    index = None
     if compatible:
-        index = load_search_index(str(store.root), previous_ref, embedder_name)
-        old = set(previous.chunk_set_sha256s)
-        gone = [sha for sha in previous.chunk_set_sha256s if sha not in set(wanted)]
-        gone_ids = [c.chunk_id for sha in gone for c in chunks_of(sha)]
-        index = index.remove(gone_ids) if gone_ids else index
+        try:
+            index = load_search_index(str(store.root), previous_ref, embedder_name)
+            old = set(previous.chunk_set_sha256s)
+            gone = [sha for sha in previous.chunk_set_sha256s if sha not in set(wanted)]
+            gone_ids = [c.chunk_id for sha in gone for c in chunks_of(sha)]
+            index = index.remove(gone_ids) if gone_ids else index
+            for sha in wanted:
+                if sha not in old and chunks_of(sha):
+                    index = index.add(chunks_of(sha), vectors_for(sha))
+        except (ArtifactCorruptError, ArtifactNotFoundError):
+            index = None  # a damaged set or blob under the old index: rebuild from what verifies
+    if index is None:
+        chunks, vecs, kept = [], [], []
         for sha in wanted:
-            if sha not in old and chunks_of(sha):
-                index = index.add(chunks_of(sha), vectors_for(sha))
-    else:
-        chunks = [c for sha in wanted for c in chunks_of(sha)]
-        vecs = [vectors_for(sha) for sha in wanted if chunks_of(sha)]
+            try:
+                these = chunks_of(sha)
+                vectors = vectors_for(sha) if these else None
+            except (ArtifactCorruptError, ArtifactNotFoundError):
+                continue  # damaged: left out until repaired (the catalog keeps it)
+            kept.append(sha)
+            if these:
+                chunks.extend(these)
+                vecs.append(vectors)
+        wanted = kept
         matrix = np.vstack(vecs).astype(np.float32) if vecs else np.zeros((0, embedder.dim), np.float32)
         index = SearchIndex.build(chunks, matrix, embedding_model=embedder.model_name,
                                   model_revision=embedder.model_revision, cfg=index_cfg)
     blobs = tuple(sorted((role, store.put_blob(data, suffix=f".{role}")) for role, data in index.to_blobs().items()))
     manifest = IndexManifest(
         embedding_model=embedder.model_name, model_revision=embedder.model_revision, dim=embedder.dim,
-        index_type=index_cfg.index_type, n_vectors=sum(e.n_chunks for e in catalog.entries),
+        index_type=index_cfg.index_type, n_vectors=sum(n_chunks[sha] for sha in wanted),
         chunk_set_sha256s=tuple(wanted), chunk_sets_sha256=content_sha256(list(wanted)), blobs=blobs,
     )
     from stages.index import search_index as index_stage
@@ -233,16 +268,24 @@ def update_catalog_and_index(
     remove_keys: tuple[str, ...] = (),
     index_cfg: IndexConfig,
     embedder_name: str,
+    rebuild: bool = False,
 ) -> tuple[list[FileIngestReport], Catalog, ArtifactRef | None, IndexManifest | None, tuple[str, ...]]:
-    """Serialised (store lock) read-modify-write of the catalog and index pointers."""
+    """Serialised (store lock) read-modify-write of the catalog and index pointers. ``rebuild`` builds the index
+    afresh from the stored vectors (``citebound repair``) instead of updating the previous one.
+
+    Semantic ids are made unique within the tenant: an id another tenant uses is no clash (and renaming it
+    would tell this tenant what the other holds)."""
     from stages.ingest.chunk import resolve_id_clashes
 
     chunk_sets = _ChunkSets(store)
-    with store.lock("index"):
+    with store.writers(), store.lock("index"):
         cat_ref = store.get_pointer(CATALOG_POINTER)
         catalog = store.get(cat_ref, Catalog) if cat_ref else Catalog()
         idx_ref = store.get_pointer(INDEX_POINTER)
-        previous = store.get(idx_ref, IndexManifest) if idx_ref else None
+        try:
+            previous = store.get(idx_ref, IndexManifest) if idx_ref else None
+        except (ArtifactCorruptError, ArtifactNotFoundError):
+            idx_ref, previous = None, None  # a damaged index manifest: the index is rebuilt below
         entries = catalog.by_key()
         removed = tuple(k for k in remove_keys if entries.pop(k, None) is not None)
         final_reports: list[FileIngestReport] = []
@@ -252,8 +295,9 @@ def update_catalog_and_index(
                 continue
             old = entries.get(rep.doc_key)
             chunk_set = chunk_sets.load(rep.chunk_set_sha256)
-            taken = frozenset().union(
-                *(chunk_sets.ids(e.chunk_set_sha256) for key, e in entries.items() if key != rep.doc_key))
+            tenant = chunk_set.source.tenant_id
+            taken = frozenset().union(*(chunk_sets.ids(e.chunk_set_sha256) for key, e in entries.items()
+                                        if key != rep.doc_key and e.tenant_id == tenant))
             deduped = resolve_id_clashes(chunk_set, taken)
             cs_sha = rep.chunk_set_sha256
             if deduped != chunk_set:
@@ -271,14 +315,15 @@ def update_catalog_and_index(
             final_reports.append(rep.model_copy(update={
                 "status": status, "chunk_set_sha256": cs_sha, "id_clashes": deduped.id_clashes}))
         new_catalog = Catalog(entries=tuple(entries[k] for k in sorted(entries)))
-        if (cat_ref is not None and new_catalog == catalog and previous is not None
+        if (not rebuild and cat_ref is not None and new_catalog == catalog and previous is not None
                 and index_is_current(store, previous, index_cfg)):
             return final_reports, catalog, idx_ref, previous, removed
         if not new_catalog.entries:
             store.set_pointer(CATALOG_POINTER, store.put(new_catalog, stage="catalog", stage_version="catalog.v1"))
             store.delete_pointer(INDEX_POINTER)
             return final_reports, new_catalog, None, None, removed
-        manifest_ref, manifest = _build_index(store, chunk_sets, new_catalog, previous, idx_ref, index_cfg, embedder_name)
+        manifest_ref, manifest = _build_index(store, chunk_sets, new_catalog, previous, idx_ref, index_cfg,
+                                              embedder_name, rebuild)
         new_cat_ref = store.put(new_catalog, stage="catalog", stage_version="catalog.v1", inputs=(manifest_ref,))
         # Index first, catalog second: a crash in between leaves a catalog that still matches an index.
         store.set_pointer(INDEX_POINTER, manifest_ref)
@@ -313,34 +358,35 @@ def ingest_flow(
     run = runs.RunRecorder(st, flow="ingest", parameters={
         "paths": json.dumps(paths), "doc_code": doc_code or "", "tenant": tenant, "project": project,
         "embedder": embedder, **cfg_refs})
-    cat_ref = st.get_pointer(CATALOG_POINTER)
-    prev_entries = st.get(cat_ref, Catalog).by_key() if cat_ref else {}
-    if files:
-        get_embedder(embedder)  # load once in this process before fanning out
-    futures = []
-    for path in files:
-        prev = prev_entries.get(doc_key_of(tenant, project, path))
-        futures.append(ingest_file_task.submit(
-            store_root, path, doc_code, tenant, project, extract_cfg, clean_cfg, chunk_cfg, embed_cfg,
-            embedder, prev.embedding_set_sha256 if prev else None))
-    reports: list[FileIngestReport] = []
-    # A progress bar for people at a terminal; logs and JSON consumers get the final table/report only.
-    progress = tqdm(futures, desc="ingest", unit="file", file=sys.stderr,
-                    disable=len(futures) < 2 or not sys.stderr.isatty())
-    for fut in progress:
-        report, steps = fut.result()
-        progress.set_postfix_str(Path(report.path).name[:40])
-        reports.append(report)
-        run.steps.extend(steps)
-    final, catalog, manifest_ref, manifest, _ = update_catalog_and_index(
-        st, reports, index_cfg=index_cfg, embedder_name=embedder)
-    outputs = [manifest_ref] if manifest_ref else []
-    result = IngestReport(
-        files=tuple(final), index_sha256=manifest_ref.sha256 if manifest_ref else None,
-        catalog_sha256=st.get_pointer(CATALOG_POINTER).sha256 if st.get_pointer(CATALOG_POINTER) else None,
-        n_vectors=manifest.n_vectors if manifest else 0, run_id=run.run_id,
-        seconds=round(time.perf_counter() - started, 3),
-    )
-    report_ref = st.put(result.model_copy(update={"run_id": None}), stage="ingest_report", stage_version="ingest_report.v1")
-    run.finish(outputs=[*outputs, report_ref], status="completed")
+    with st.writers():  # gc waits until this run has put what it wrote into the catalog
+        cat_ref = st.get_pointer(CATALOG_POINTER)
+        prev_entries = st.get(cat_ref, Catalog).by_key() if cat_ref else {}
+        if files:
+            get_embedder(embedder)  # load once in this process before fanning out
+        futures = []
+        for path in files:
+            prev = prev_entries.get(doc_key_of(tenant, project, path))
+            futures.append(ingest_file_task.submit(
+                store_root, path, doc_code, tenant, project, extract_cfg, clean_cfg, chunk_cfg, embed_cfg,
+                embedder, prev.embedding_set_sha256 if prev else None))
+        reports: list[FileIngestReport] = []
+        # A progress bar for people at a terminal; logs and JSON consumers get the final table/report only.
+        progress = tqdm(futures, desc="ingest", unit="file", file=sys.stderr,
+                        disable=len(futures) < 2 or not sys.stderr.isatty())
+        for fut in progress:
+            report, steps = fut.result()
+            progress.set_postfix_str(Path(report.path).name[:40])
+            reports.append(report)
+            run.steps.extend(steps)
+        final, catalog, manifest_ref, manifest, _ = update_catalog_and_index(
+            st, reports, index_cfg=index_cfg, embedder_name=embedder)
+        outputs = [manifest_ref] if manifest_ref else []
+        result = IngestReport(
+            files=tuple(final), index_sha256=manifest_ref.sha256 if manifest_ref else None,
+            catalog_sha256=st.get_pointer(CATALOG_POINTER).sha256 if st.get_pointer(CATALOG_POINTER) else None,
+            n_vectors=manifest.n_vectors if manifest else 0, run_id=run.run_id,
+            seconds=round(time.perf_counter() - started, 3),
+        )
+        report_ref = st.put(result.model_copy(update={"run_id": None}), stage="ingest_report", stage_version="ingest_report.v1")
+        run.finish(outputs=[*outputs, report_ref], status="completed")
     return result

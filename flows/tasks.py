@@ -151,17 +151,23 @@ def _retry_on_transport(task, task_run, state) -> bool:  # noqa: ANN001
 
 
 @task(name="source", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=[0.2, 1.0], retry_condition_fn=_retry_on_io)
-def source_task(store_root: str, path: str, doc_code: str | None, tenant_id: str, project_id: str) -> RunStep:
-    """Read one input file into the store (bytes as a blob, identity as a SourceDocument)."""
+def source_task(
+    store_root: str, path: str, doc_code: str | None, tenant_id: str, project_id: str, stored_sha: str | None = None,
+) -> RunStep:
+    """Read one input file into the store (bytes as a blob, identity as a SourceDocument). With ``stored_sha``
+    the bytes are the store's own (verified) blob and ``path`` only names the document (repair)."""
     from stages.ingest.extract import make_source_document
 
     store = _store(store_root)
     p = Path(path)
-    if not p.exists():
+    if stored_sha is not None:
+        data = store.get_blob(stored_sha)
+    elif not p.exists():
         raise IngestError("missing", "no such file", filename=path)
-    if not p.is_file():
+    elif not p.is_file():
         raise IngestError("unsupported_type", "not a regular file", filename=path)
-    data = p.read_bytes()
+    else:
+        data = p.read_bytes()
     source = make_source_document(str(p.resolve()), data, doc_code=doc_code, tenant_id=tenant_id, project_id=project_id)
     store.put_blob(data, suffix=p.suffix.lower() or ".bin")
     # A source has no input artifact: its identity is its content, so it is always (idempotently) written.
@@ -326,11 +332,22 @@ def retrieve_task(
 
     def compute() -> RetrievalResult:
         request = store.get(request_ref, AnswerRequest)
-        index = load_search_index(store_root, index_ref, embedder_name)
+        view = None
+        if index_ref.kind == "index_view.v1":  # the (tenant, project)'s own view (flows/index_views.py)
+            from flows.index_views import load_view
+
+            view = load_view(store_root, index_ref, embedder_name)
+            index = view.index
+        else:  # the whole store's index, as runs recorded before views
+            index = load_search_index(store_root, index_ref, embedder_name)
         result = retrieve.retrieve(
             request.query, index, get_embedder(embedder_name), cfg,
             tenant_id=request.tenant_id, project_id=request.project_id,
         )
+        if view is not None:
+            from flows.index_views import refuse_if_needed
+
+            refuse_if_needed(view, result, cfg, get_embedder(embedder_name))
         return result.model_copy(update={"index_sha256": index_ref.sha256})
 
     return run_stage(store, stage="retrieve", config=cfg, inputs=(request_ref, index_ref), compute=compute,
