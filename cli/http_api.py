@@ -24,13 +24,16 @@ def cmd_api(args: argparse.Namespace) -> int:
     from api.app import ApiConfig, create_app
     from api.auth import OpenAuthenticator
     from flows.runners import local_run_settings
+    from flows.settings import Settings
 
     if args.no_auth and args.host not in ("127.0.0.1", "localhost", "::1"):
         raise SystemExit("citebound: --no-auth serves loopback only (--host 127.0.0.1)")
     db = None if args.no_auth else _open_db(args, root)
+    settings = Settings()
     cfg = ApiConfig(store_root=root, llm_hosts=frozenset(args.llm_host), db=db,
                     rate_per_minute=args.rate_per_minute,
-                    authenticator=OpenAuthenticator() if args.no_auth else None)
+                    authenticator=OpenAuthenticator() if args.no_auth else None,
+                    quota_bytes=settings.quota_bytes, quota_documents=settings.quota_documents)
     app = create_app(cfg)
     with local_run_settings(os.environ.get("PREFECT_API_URL")):
         app.state.engine.warm_up()
@@ -43,7 +46,10 @@ def cmd_api(args: argparse.Namespace) -> int:
         # `citebound gc` removes what it had written).
         server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port, log_level="warning",
                                                timeout_graceful_shutdown=args.shutdown_grace))
-        server.run()
+        try:
+            server.run()
+        except KeyboardInterrupt:  # SIGINT, re-raised by uvicorn once it has stopped (as uvicorn.run does)
+            pass
     return 0
 
 

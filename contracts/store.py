@@ -568,3 +568,86 @@ class ArtifactStore:
                 continue
         return sorted(runs, key=lambda r: r.started_at)
 
+
+    # ----------------------------------------------------------------- housekeeping (fsck, repair, gc)
+    def object_names(self) -> Iterator[tuple[str, str]]:
+        """(kind, sha) of every object file, whatever it holds (fsck reads each through ``get``)."""
+        base = self.root / "objects"
+        for path in sorted(base.glob("*/*/*.json")) if base.exists() else []:
+            if _SHA_RE.match(path.stem):
+                yield path.parent.parent.name, path.stem
+
+    def blob_names(self) -> Iterator[tuple[str, int]]:
+        """(sha, size in bytes) of every blob file."""
+        base = self.root / "blobs"
+        for path in sorted(base.glob("*/*")) if base.exists() else []:
+            sha = path.name[:64]
+            if not path.name.startswith(".") and _SHA_RE.match(sha) and path.is_file():
+                yield sha, path.stat().st_size
+
+    def blob_size(self, sha: str) -> int:
+        """The size of a stored blob (0 when it is missing)."""
+        try:
+            return self.blob_path(sha).stat().st_size
+        except (ArtifactNotFoundError, OSError):
+            return 0
+
+    def cache_entries(self) -> Iterator[tuple[str, ArtifactRef | None]]:
+        """(key, the ref it records, or None when the entry does not parse) of every stage-cache entry."""
+        base = self.root / "cache"
+        for path in sorted(base.glob("*/*.json")) if base.exists() else []:
+            try:
+                yield path.stem, ArtifactRef.model_validate_json(path.read_bytes())
+            except (OSError, ValueError, ValidationError):
+                yield path.stem, None
+
+    def run_names(self) -> list[str]:
+        base = self.root / "runs"
+        return sorted(p.stem for p in base.glob("*.json")) if base.exists() else []
+
+    def upload_files(self) -> list[Path]:
+        """Every file under ``uploads/`` (the API's copies of uploaded files), temporary ones included."""
+        base = self.root / "uploads"
+        return sorted(p for p in base.rglob("*") if p.is_file()) if base.exists() else []
+
+    def stray_files(self, older_than_s: float) -> list[Path]:
+        """Temporary files a killed writer left (``.name.*.tmp`` beside objects, blobs, pointers, cache entries,
+        runs; ``.name.part`` uploads) that are older than ``older_than_s`` (younger ones may be being written)."""
+        import time
+
+        cutoff = time.time() - older_than_s
+        found = []
+        for folder in ("objects", "blobs", "pointers", "cache", "runs", "uploads"):
+            base = self.root / folder
+            for path in base.rglob(".*") if base.exists() else []:
+                if path.is_file() and path.name.endswith((".tmp", ".part")) and path.stat().st_mtime < cutoff:
+                    found.append(path)
+        return sorted(found)
+
+    def _unlink(self, path: Path) -> int:
+        if self.root not in path.parents:
+            raise ContractViolationError("refusing to delete a file outside the store")
+        try:
+            size = path.stat().st_size
+            path.unlink()
+        except FileNotFoundError:
+            return 0
+        except OSError as exc:
+            raise StorageError("delete", path, exc) from exc
+        return size
+
+    def delete_object(self, kind: str, sha: str) -> int:
+        """Remove one object file (repair: it does not verify); the bytes freed."""
+        return self._unlink(self._object_path(kind, sha))
+
+    def delete_blob(self, sha: str) -> int:
+        """Remove one blob (gc: unreferenced; repair: it does not verify); the bytes freed."""
+        hits = [h for h in self._blob_dir(sha).glob(f"{sha}*") if not h.name.startswith(".")] if _SHA_RE.match(sha) else []
+        return sum(self._unlink(h) for h in hits)
+
+    def delete_cache_entry(self, key: str) -> int:
+        return self._unlink(self._cache_path(key))
+
+    def delete_file(self, path: Path) -> int:
+        """Remove a file of the store by path (an upload copy, a stray temporary file)."""
+        return self._unlink(Path(path))
