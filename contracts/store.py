@@ -351,6 +351,10 @@ class ArtifactStore:
         ``model_type`` is what the caller expects: another kind is an ArtifactCorruptError. Raises
         ArtifactNotFoundError, ArtifactCorruptError or ArtifactKindError (a kind this version cannot read).
         """
+        return self.load(ref, model_type)[1]
+
+    def load(self, ref: ArtifactRef | str, model_type: type[T] | None = None) -> tuple[ArtifactHeader, T]:
+        """``get``, with the artifact's header (its provenance: ``citebound fsck`` follows ``input_refs``)."""
         header, payload, kind, sha = self._read(ref)
         name = f"{kind}:{sha[:12]}"
         if header.schema_version != SCHEMA_VERSION:
@@ -360,7 +364,7 @@ class ArtifactStore:
         model = parse_stored(payload, name)
         if model_type is not None and not isinstance(model, model_type):
             raise ArtifactCorruptError(f"artifact {name} is not a {kind_of(model_type)}")
-        return model  # type: ignore[return-value]
+        return header, model  # type: ignore[return-value]
 
     def header(self, ref: ArtifactRef | str) -> ArtifactHeader:
         return self._read(ref)[0]
@@ -644,6 +648,11 @@ class ArtifactStore:
         """Remove one blob (gc: unreferenced; repair: it does not verify); the bytes freed."""
         hits = [h for h in self._blob_dir(sha).glob(f"{sha}*") if not h.name.startswith(".")] if _SHA_RE.match(sha) else []
         return sum(self._unlink(h) for h in hits)
+
+    def delete_run(self, run_id: str) -> int:
+        if not _NAME_RE.match(run_id):
+            raise ContractViolationError(f"bad run id {run_id!r}")
+        return self._unlink(self.root / "runs" / f"{run_id}.json")
 
     def delete_cache_entry(self, key: str) -> int:
         return self._unlink(self._cache_path(key))
