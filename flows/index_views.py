@@ -127,13 +127,16 @@ _views: OrderedDict[tuple[str, str, str], LoadedView] = OrderedDict()
 
 
 def load_view(store_root: str | Path, ref: ArtifactRef, embedder_name: str = "minilm") -> LoadedView:
-    """The searchable view ``ref`` names, loaded once per process (views are immutable)."""
+    """The searchable view ``ref`` names, loaded once per process (views are immutable). A view with damage is
+    not kept: ``citebound repair`` may restore the very objects it names, and the next search must see them."""
     key = (str(store_root), ref.sha256, embedder_name)
     with _views_lock:
         if key in _views:
             _views.move_to_end(key)
             return _views[key]
     loaded = _load(ArtifactStore(store_root), ref, embedder_name)
+    if loaded.damaged:
+        return loaded
     with _views_lock:
         _views[key] = loaded
         while len(_views) > _VIEWS_KEPT:
