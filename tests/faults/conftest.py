@@ -150,10 +150,11 @@ class ApiProcess:
         kill_marked(self.cli.mark)
 
 
-def start_api(cli: Cli, port: int | None = None, *extra: str) -> ApiProcess:
-    """`citebound api --no-auth` on 127.0.0.1, waited for until /health answers."""
+def start_api(cli: Cli, port: int | None = None, *extra: str, auth: bool = False) -> ApiProcess:
+    """`citebound api` on 127.0.0.1 (``--no-auth`` unless ``auth``: keys from `citebound keys add`), waited for
+    until /health answers."""
     port = port or free_port()
-    proc = cli.popen("api", "--no-auth", "--port", str(port), *extra, stdout=subprocess.DEVNULL,
+    proc = cli.popen("api", *([] if auth else ["--no-auth"]), "--port", str(port), *extra, stdout=subprocess.DEVNULL,
                      stderr=subprocess.PIPE, text=True)
     api = ApiProcess(proc, port, cli)
     deadline = time.monotonic() + START_DEADLINE_S
