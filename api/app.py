@@ -11,6 +11,7 @@ nothing is read from or written to the process environment per request.
 # No `from __future__ import annotations`: FastAPI resolves the handlers' annotations, some of them local.
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated
@@ -23,7 +24,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from api.auth import Authenticator, Caller, KeyAuthenticator, OpenAuthenticator, RateLimiter
 from api.client import store_id
 from api.db import Database
-from api.engine import Engine, EngineConfig, NotFound
+from api.dify import OVERFETCH, UnsupportedCondition, compile_condition, dify_error_code
+from api.engine import Engine, EngineConfig, NotFound, QuotaExceeded
 from api.models import (
     DifyRecord,
     DifyRetrievalRequest,
@@ -37,7 +39,15 @@ from api.models import (
     SourceView,
     UploadReport,
 )
-from contracts.errors import CiteboundError, ConfigError
+from contracts.errors import (
+    ArtifactCorruptError,
+    ArtifactNotFoundError,
+    CiteboundError,
+    ConfigError,
+    DocumentDamagedError,
+    IndexMismatchError,
+    StorageError,
+)
 
 __all__ = ["ApiConfig", "create_app", "ApiError"]
 
@@ -57,6 +67,9 @@ class ApiConfig:
     authenticator: Authenticator | None = None
     # Where uploads put the index (CITEBOUND_INDEX_URI, resolved by the CLI): None = FAISS in the store.
     index_uri: str | None = None
+    # Per tenant: bytes of stored source files and documents (0 = no limit); CITEBOUND_QUOTA_* for `citebound api`.
+    quota_bytes: int = 0
+    quota_documents: int = 0
 
 
 class ApiError(Exception):
@@ -69,9 +82,25 @@ def _error(status: int, error: str, detail: str | None = None) -> JSONResponse:
     return JSONResponse(ErrorBody(error=error, detail=detail).model_dump(), status_code=status)
 
 
+def path_scrubber(store_root: Path):  # noqa: ANN201 - Callable[[str | None], str | None]
+    """A function that replaces every path inside the store in a text by its last part (``uploads/…/a.pdf`` ->
+    ``a.pdf``): messages reach callers, server paths must not."""
+    root = str(Path(store_root).resolve())
+    inside = re.compile(re.escape(root) + r"(/[^\s'\":,;)\]]*)?")
+
+    def scrub(text: str | None) -> str | None:
+        if not text or root not in text:
+            return text
+        return inside.sub(lambda m: (m.group(1) or "/the store").rsplit("/", 1)[-1], text)
+
+    return scrub
+
+
 def create_app(cfg: ApiConfig) -> FastAPI:
     engine = Engine(EngineConfig(store_root=cfg.store_root, embedder=cfg.embedder, llm_hosts=cfg.llm_hosts,
-                                 index_uri=cfg.index_uri))
+                                 index_uri=cfg.index_uri, quota_bytes=cfg.quota_bytes,
+                                 quota_documents=cfg.quota_documents))
+    public = path_scrubber(cfg.store_root)
     db = cfg.db
     auth = cfg.authenticator or (KeyAuthenticator(db, RateLimiter(cfg.rate_per_minute)) if db else OpenAuthenticator())
     app = FastAPI(title="citebound", version=VERSION,
@@ -82,27 +111,59 @@ def create_app(cfg: ApiConfig) -> FastAPI:
 
     # ------------------------------------------------------------------ errors and limits
 
+    def respond(request: Request, status: int, error: str, detail: str | None = None) -> JSONResponse:
+        """Every error: ``{error, detail}``, or on /retrieval Dify's ``{error_code, error_msg}`` (``api.dify``);
+        never a server path."""
+        detail = public(detail)
+        if request.url.path == "/retrieval":
+            return JSONResponse({"error_code": dify_error_code(status, error), "error_msg": detail or error},
+                                status_code=status)
+        return _error(status, error, detail)
+
     @app.exception_handler(ApiError)
     def _api_error(request: Request, exc: ApiError) -> JSONResponse:
-        if request.url.path == "/retrieval":
-            # Dify's documented error body (its suggested codes: 1001 bad header, 1002 bad key, 2001 no such base).
-            code = {401: 1001, 403: 1002, 404: 2001}.get(exc.status, 500)
-            return JSONResponse({"error_code": code, "error_msg": exc.detail or exc.error}, status_code=exc.status)
-        return _error(exc.status, exc.error, exc.detail)
+        return respond(request, exc.status, exc.error, exc.detail)
 
     @app.exception_handler(RequestValidationError)
     def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         problems = "; ".join(f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg')}" for e in exc.errors())
-        return _error(422, "invalid_request", problems[:2000])
+        # Dify expects a 4xx it shows as is; elsewhere FastAPI's 422.
+        return respond(request, 400 if request.url.path == "/retrieval" else 422, "invalid_request", problems[:2000])
 
     @app.exception_handler(StarletteHTTPException)
     def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        return _error(exc.status_code, "http_error", str(exc.detail))
+        return respond(request, exc.status_code, "http_error", str(exc.detail))
+
+    @app.exception_handler(QuotaExceeded)
+    def _quota(request: Request, exc: QuotaExceeded) -> JSONResponse:
+        return respond(request, exc.status, exc.error, exc.detail)
+
+    # A damaged store or a refused disk is the service's trouble, told as such (503/507), never as a 500, and
+    # only to the requests that need what is damaged (flows/index_views.py).
+    @app.exception_handler(DocumentDamagedError)
+    def _damaged(request: Request, exc: DocumentDamagedError) -> JSONResponse:
+        return respond(request, 503, "document_damaged", str(exc))
+
+    @app.exception_handler(ArtifactCorruptError)
+    def _corrupt(request: Request, exc: ArtifactCorruptError) -> JSONResponse:
+        return respond(request, 503, "store_damaged", f"{exc}; the operator should run `citebound fsck`")
+
+    @app.exception_handler(ArtifactNotFoundError)
+    def _missing(request: Request, exc: ArtifactNotFoundError) -> JSONResponse:
+        return respond(request, 503, "store_damaged", f"{exc}; the operator should run `citebound fsck`")
+
+    @app.exception_handler(IndexMismatchError)
+    def _mismatch(request: Request, exc: IndexMismatchError) -> JSONResponse:
+        return respond(request, 503, "index_mismatch", str(exc))
+
+    @app.exception_handler(StorageError)
+    def _storage(request: Request, exc: StorageError) -> JSONResponse:
+        return respond(request, 507 if exc.no_space else 503, "storage_unavailable", str(exc))
 
     @app.exception_handler(Exception)
     def _unexpected(request: Request, exc: Exception) -> JSONResponse:
         # Never a traceback to the caller; the type names the failure for whoever reads the logs.
-        return _error(500, "internal_error", type(exc).__name__)
+        return respond(request, 500, "internal_error", type(exc).__name__)
 
     @app.middleware("http")
     async def _limit_body(request: Request, call_next):  # noqa: ANN001, ANN202
@@ -110,9 +171,9 @@ def create_app(cfg: ApiConfig) -> FastAPI:
             limit = cfg.max_upload_bytes if request.url.path == "/documents" else cfg.max_body_bytes
             length = request.headers.get("content-length")
             if length is None:
-                return _error(411, "length_required", "send a Content-Length header")
+                return respond(request, 411, "length_required", "send a Content-Length header")
             if not length.isdigit() or int(length) > limit:
-                return _error(413, "request_too_large", f"at most {limit} bytes on {request.url.path}")
+                return respond(request, 413, "request_too_large", f"at most {limit} bytes on {request.url.path}")
         return await call_next(request)
 
     def caller(request: Request) -> Caller:
@@ -161,20 +222,34 @@ def create_app(cfg: ApiConfig) -> FastAPI:
             raise ApiError(422, "invalid_settings", str(exc)) from exc
         if db is not None and answer.run_id:
             db.record_run(answer.run_id, tenant, "answer")
+        if answer.refusal_reason and public(answer.refusal_reason) != answer.refusal_reason:
+            answer = answer.model_copy(update={"refusal_reason": public(answer.refusal_reason)})
         return answer
 
     @app.post("/retrieval", response_model=DifyRetrievalResponse)
     def dify_retrieval(body: DifyRetrievalRequest, who: Authed) -> DifyRetrievalResponse:
         setting = body.retrieval_setting
-        result = engine.retrieve(body.query, tenant=who.tenant, project=body.knowledge_id, k=setting.top_k)
+        keep, settings, exact = (lambda m: True), {}, True
+        if body.metadata_condition is not None:
+            try:
+                keep, settings, exact = compile_condition(body.metadata_condition)
+            except (UnsupportedCondition, ValueError) as exc:
+                raise ApiError(400, "unsupported_condition", str(exc)) from exc
+        # Conditions retrieval cannot apply itself filter a larger retrieval, so k matching records can remain.
+        k = setting.top_k if exact else min(100, setting.top_k * OVERFETCH)
+        result = engine.retrieve(body.query, tenant=who.tenant, project=body.knowledge_id, k=k,
+                                 settings=settings or None)
+        kept = [item for item in result.results if keep(item.metadata) and item.confidence >= setting.score_threshold]
+        kept.sort(key=lambda item: -item.confidence)  # Dify ranks by score: best first (ties keep retrieval's order)
         records = [
             DifyRecord(
                 content=item.content_snippet, score=item.confidence, title=item.metadata.filename,
                 metadata={"source_id": item.source_id, "doc_code": item.metadata.doc_code,
-                          "page": item.metadata.page, "page_end": item.metadata.page_end,
+                          "filename": item.metadata.filename, "page": item.metadata.page,
+                          "page_end": item.metadata.page_end, "section": item.metadata.section_id,
                           "section_id": item.metadata.section_id, "section_title": item.metadata.section_title},
             )
-            for item in result.results if item.confidence >= setting.score_threshold
+            for item in kept[: setting.top_k]
         ]
         return DifyRetrievalResponse(records=records)
 
@@ -222,7 +297,8 @@ def create_app(cfg: ApiConfig) -> FastAPI:
 
     @app.get("/documents", response_model=DocumentList)
     def documents(who: Authed) -> DocumentList:
-        return DocumentList(documents=engine.documents(who.tenant))
+        # The file name stands in for the server path the catalog keeps.
+        return DocumentList(documents=[e.model_copy(update={"path": e.filename}) for e in engine.documents(who.tenant)])
 
     @app.post("/documents", response_model=list[UploadReport])
     def upload(who: Authed, files: Annotated[list[UploadFile], File()],
@@ -233,6 +309,8 @@ def create_app(cfg: ApiConfig) -> FastAPI:
             try:
                 report = engine.ingest_upload(f.filename or "upload", f.file.read(), tenant=who.tenant,
                                               project=project_id, doc_code=doc_code)
+            except (StorageError, ArtifactCorruptError, ArtifactNotFoundError):
+                raise  # the store's trouble, not the file's: 503/507 above
             except CiteboundError as exc:
                 raise ApiError(422, "ingest_failed", str(exc)) from exc
             fr = report.files[0]
@@ -243,7 +321,7 @@ def create_app(cfg: ApiConfig) -> FastAPI:
                     db.record_document(fr.doc_key, who.tenant, project_id, Path(fr.path).name, fr.doc_code)
             out.append(UploadReport(filename=Path(fr.path).name, status=fr.status, doc_key=fr.doc_key,
                                     doc_code=fr.doc_code, n_pages=fr.n_pages, n_chunks=fr.n_chunks,
-                                    quarantined=fr.quarantined, reason=fr.reason, message=fr.message,
+                                    quarantined=fr.quarantined, reason=fr.reason, message=public(fr.message),
                                     run_id=report.run_id))
         return out
 
@@ -265,6 +343,6 @@ def create_app(cfg: ApiConfig) -> FastAPI:
             dict(record.parameters).get("tenant") if record is not None else None)
         if record is None or record.run_id != run_id or owner != who.tenant:
             raise ApiError(404, "not_found", f"no run {run_id!r}")
-        return json.loads(record.model_dump_json())
+        return json.loads(public(record.model_dump_json()))
 
     return app

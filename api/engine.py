@@ -10,6 +10,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import re
+import threading
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -22,19 +23,36 @@ from contracts import (
     Catalog,
     CatalogEntry,
     Chunk,
+    EmbeddingSet,
     GenerationPolicy,
     IndexConfig,
     RetrievalResult,
     RetrieveConfig,
+    sha256_bytes,
     sha256_text,
 )
-from contracts.errors import ConfigError
+from contracts.errors import (
+    ArtifactCorruptError,
+    ArtifactNotFoundError,
+    CiteboundError,
+    ConfigError,
+    DocumentDamagedError,
+    StorageError,
+)
 
-__all__ = ["EngineConfig", "Engine", "NotFound", "llm_host_allowed"]
+__all__ = ["EngineConfig", "Engine", "NotFound", "QuotaExceeded", "llm_host_allowed"]
 
 
 class NotFound(LookupError):
     """Nothing of the caller's tenant by that name (whether another tenant has one is never said)."""
+
+
+class QuotaExceeded(Exception):
+    """An upload the tenant's quota has no room for: ``status`` 413 (bytes) or 429 (documents)."""
+
+    def __init__(self, status: int, error: str, detail: str) -> None:
+        super().__init__(detail)
+        self.status, self.error, self.detail = status, error, detail
 
 
 @dataclass(frozen=True)
@@ -47,6 +65,9 @@ class EngineConfig:
     index_type: str | None = None
     # Where ingestion puts the index (flows.index_backends.index_target); None = FAISS in the store.
     index_uri: str | None = None
+    # Per tenant: the bytes of its stored source files and its number of documents (0 = no limit).
+    quota_bytes: int = 0
+    quota_documents: int = 0
 
 
 def llm_host_allowed(base_url: str, allowed: frozenset[str]) -> bool:
@@ -74,6 +95,9 @@ def _overrides(settings: dict[str, object] | None) -> dict[str, str]:
 
 
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+# What one file's ingest derives for that file alone (a rejected upload's are removed with it).
+_PER_DOCUMENT_KINDS = frozenset({"source_document.v1", "extracted_document.v2", "cleaned_document.v1", "chunk_set.v1",
+                                 "embedding_set.v1"})
 
 
 class Engine:
@@ -81,6 +105,9 @@ class Engine:
         self.cfg = cfg
         self.root = str(Path(cfg.store_root).resolve())
         self.store = ArtifactStore(self.root)
+        # Uploads being ingested, per tenant: (target path, bytes); counted against the quota until they end.
+        self._in_flight: dict[str, list[tuple[str, int, str]]] = {}
+        self._in_flight_lock = threading.Lock()
 
     def warm_up(self) -> None:
         """Load what a first question would: the embedder and the current index."""
@@ -112,19 +139,16 @@ class Engine:
 
     def retrieve(self, query: str, *, tenant: str, project: str, k: int | None = None,
                  settings: dict[str, object] | None = None) -> RetrievalResult:
-        from flows.ingest_flow import INDEX_POINTER
+        from flows.index_views import view_ref
         from flows.tasks import request_task, retrieve_task
 
         cfg = self.retrieval_config(tenant, project, k, settings)
-        index_ref = self.store.get_pointer(INDEX_POINTER)
-        if index_ref is None:
-            return RetrievalResult.model_validate({
-                "query": query, "tenant_id": tenant, "project_id": project, "top_k": cfg.top_k, "mode": cfg.mode,
-                "results": (), "query_analysis": {}})
+        # The caller's own view of the index (an empty one when it has no documents, whoever else has some).
+        view = view_ref(self.store, tenant, project, self.cfg.embedder)
         # The same tasks as the answer flow, called without orchestration (as `citebound retrieve` does).
         req = request_task.fn(self.root, AnswerRequest(query=query, tenant_id=tenant, project_id=project,
                                                        top_k=cfg.top_k))
-        step = retrieve_task.fn(self.root, req.output, index_ref, cfg, self.cfg.embedder)
+        step = retrieve_task.fn(self.root, req.output, view, cfg, self.cfg.embedder)
         return self.store.get(step.output, RetrievalResult)
 
     def answer(self, query: str, *, tenant: str, project: str, k: int | None = None,
@@ -158,20 +182,112 @@ class Engine:
         # Hashed: tenant and project names are free text, never path parts.
         return Path(self.root) / "uploads" / sha256_text(f"{tenant}\x00{project}")[:24]
 
+    def upload_path(self, filename: str, *, tenant: str, project: str) -> Path:
+        name = _SAFE_NAME.sub("_", Path(filename or "upload").name).strip("._") or "upload"
+        return self.upload_dir(tenant, project) / name
+
+    def usage(self, tenant: str) -> tuple[int, int]:
+        """(bytes of stored source files, documents) of a tenant, uploads in flight included."""
+        entries = self.documents(tenant)
+        with self._in_flight_lock:
+            return self._usage(entries, list(self._in_flight.get(tenant, [])))
+
+    def _usage(self, entries: list[CatalogEntry], flying: list[tuple[str, int, str]]) -> tuple[int, int]:
+        paths = {e.path for e in entries}
+        flying = [f for f in flying if f[0] not in paths]
+        return (sum(self.store.blob_size(e.doc_sha256) for e in entries) + sum(f[1] for f in flying),
+                len(entries) + len({f[0] for f in flying}))
+
+    def _reserve(self, tenant: str, target: Path, data: bytes) -> tuple[str, int, str]:
+        """Count an upload against the tenant's quota (QuotaExceeded when it has no room); ``_release`` ends it."""
+        cfg = self.cfg
+        entries = self.documents(tenant)
+        replaced = next((e for e in entries if e.path == str(target)), None)
+        with self._in_flight_lock:
+            used_bytes, used_docs = self._usage(entries, list(self._in_flight.get(tenant, [])))
+            if replaced is not None:  # a new version of one of its files replaces it
+                used_bytes -= self.store.blob_size(replaced.doc_sha256)
+                used_docs -= 1
+            if cfg.quota_documents and used_docs + 1 > cfg.quota_documents:
+                raise QuotaExceeded(429, "document_quota_exceeded",
+                                    f"this tenant holds {used_docs} of its {cfg.quota_documents} documents: "
+                                    "delete one before uploading another")
+            if cfg.quota_bytes and used_bytes + len(data) > cfg.quota_bytes:
+                raise QuotaExceeded(413, "storage_quota_exceeded",
+                                    f"this upload ({len(data)} bytes) does not fit: the tenant stores {used_bytes} of "
+                                    f"its {cfg.quota_bytes} bytes")
+            ticket = (str(target), len(data), sha256_bytes(data))
+            self._in_flight.setdefault(tenant, []).append(ticket)
+        return ticket
+
+    def _release(self, tenant: str, ticket: tuple[str, int, str]) -> None:
+        with self._in_flight_lock:
+            self._in_flight[tenant].remove(ticket)
+            if not self._in_flight[tenant]:
+                del self._in_flight[tenant]
+
     def ingest_upload(self, filename: str, data: bytes, *, tenant: str, project: str,
                       doc_code: str | None = None):  # noqa: ANN201 - IngestReport
+        """Ingest one uploaded file for the tenant, within its quota. A file the ingest rejects leaves nothing:
+        its copy, its bytes in the store and what was derived from them are removed (a rejected new version of a
+        file the tenant has keeps the old version, copy included)."""
         from flows.ingest_flow import ingest_flow
 
-        name = _SAFE_NAME.sub("_", Path(filename or "upload").name).strip("._") or "upload"
-        folder = self.upload_dir(tenant, project)
-        folder.mkdir(parents=True, exist_ok=True)
-        target = folder / name
-        tmp = target.with_name(f".{name}.part")
-        tmp.write_bytes(data)
-        tmp.replace(target)
-        return ingest_flow(paths=[str(target)], doc_code=doc_code, tenant=tenant, project=project, store=self.root,
-                           index_type=self.cfg.index_type, embedder=self.cfg.embedder,
-                           index_uri=self.cfg.index_uri or "faiss")
+        target = self.upload_path(filename, tenant=tenant, project=project)
+        # Shared with every ingest, exclusive for `citebound gc`: the copy is never swept before it is catalogued.
+        with self.store.writers():
+            ticket = self._reserve(tenant, target, data)
+            try:
+                previous = next((e for e in self.documents(tenant) if e.path == str(target)), None)
+                tmp = target.with_name(f".{target.name}.part")
+                try:
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    tmp.write_bytes(data)
+                    tmp.replace(target)
+                except OSError as exc:
+                    tmp.unlink(missing_ok=True)
+                    raise StorageError("write", target, exc) from exc
+                report = None
+                try:
+                    report = ingest_flow(paths=[str(target)], doc_code=doc_code, tenant=tenant, project=project,
+                                         store=self.root, index_type=self.cfg.index_type, embedder=self.cfg.embedder,
+                                         index_uri=self.cfg.index_uri or "faiss")
+                finally:
+                    if report is None or report.files[0].status == "error":
+                        self._discard(target, ticket[2], previous, report)
+                return report
+            finally:
+                self._release(tenant, ticket)
+
+    def _discard(self, target: Path, sha: str, previous: CatalogEntry | None, report) -> None:  # noqa: ANN001
+        """Remove what a rejected (or interrupted) upload left: its copy (or the previous version's, restored),
+        its bytes and the per-document artifacts its run derived, unless a catalogued document uses them."""
+        if previous is not None and self.store.has_blob(previous.doc_sha256):
+            target.write_bytes(self.store.get_blob(previous.doc_sha256))
+        else:
+            target.unlink(missing_ok=True)
+        catalog = self.catalog()
+        used = {e.doc_sha256 for e in catalog.entries}
+        with self._in_flight_lock:
+            used |= {t[2] for flying in self._in_flight.values() for t in flying if t[0] != str(target)}
+        if sha not in used:
+            self.store.delete_blob(sha)
+        if report is None or not report.run_id:
+            return
+        kept = {e.chunk_set_sha256 for e in catalog.entries} | {e.embedding_set_sha256 for e in catalog.entries}
+        try:
+            steps = self.store.get_run(report.run_id).steps
+        except CiteboundError:
+            return
+        for step in steps:
+            out = step.output
+            if out is not None and out.kind in _PER_DOCUMENT_KINDS and out.sha256 not in kept:
+                if out.kind.startswith("embedding_set"):
+                    try:
+                        self.store.delete_blob(self.store.get(out, EmbeddingSet).vectors_blob)
+                    except CiteboundError:
+                        pass
+                self.store.delete_object(out.kind, out.sha256)
 
     def remove_document(self, doc: str, *, tenant: str) -> tuple[str, ...]:
         """Remove the caller's document named by doc key, doc code or file name; NotFound otherwise."""
@@ -199,11 +315,22 @@ class Engine:
     # ------------------------------------------------------------------ sources
 
     def source(self, semantic_id: str, *, tenant: str) -> Chunk:
-        """The chunk a citation names, if it is one of the caller's tenant's (the current index only)."""
+        """The chunk a citation names, if it is one of the caller's tenant's (the current index only). When it is
+        in none of the tenant's documents that verify and some do not, DocumentDamagedError names those."""
+        from flows.index_views import document_name
+
+        damaged: list[CatalogEntry] = []
         for entry in self.documents(tenant):
-            chunk = self._chunks_by_id(entry.chunk_set_sha256).get(semantic_id)
+            try:
+                chunk = self._chunks_by_id(entry.chunk_set_sha256).get(semantic_id)
+            except (ArtifactCorruptError, ArtifactNotFoundError):
+                damaged.append(entry)
+                continue
             if chunk is not None:
                 return chunk
+        if damaged:
+            raise DocumentDamagedError(tuple(document_name(e.doc_code, e.filename) for e in damaged),
+                                       tuple(f"chunk_set.v1:{e.chunk_set_sha256[:12]}" for e in damaged))
         raise NotFound(semantic_id)
 
     def source_pdf(self, chunk: Chunk) -> bytes | None:

@@ -3,7 +3,7 @@ themselves (``contracts.Answer``, ``contracts.RetrievalResult``): the same JSON 
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -64,14 +64,16 @@ class DifyRetrievalSetting(BaseModel):
 
 
 class DifyRetrievalRequest(BaseModel):
-    """Dify's external-knowledge request. ``knowledge_id`` is the project; unknown fields (Dify's
-    ``metadata_condition``) are accepted and not applied."""
+    """Dify's external-knowledge request. ``knowledge_id`` is the project; ``metadata_condition`` filters the
+    records by doc_code, filename, section and page with Dify's operators (``api.dify``; an operator citebound
+    cannot apply is refused, never ignored). Other unknown fields are accepted."""
 
     model_config = ConfigDict(frozen=True, extra="ignore")
 
     knowledge_id: str = Field(min_length=1, max_length=200)
     query: str = Field(min_length=1, max_length=4000)
     retrieval_setting: DifyRetrievalSetting
+    metadata_condition: dict[str, Any] | None = None
 
 
 class DifyRecord(_Body):

@@ -196,15 +196,17 @@ def cmd_retrieve(args: argparse.Namespace) -> int:
     # The project's standing settings shape retrieval here as they do in `ask` (then --top-k / --mode).
     from contracts import GenerationPolicy
     from flows.answer_flow import apply_overrides, load_project_settings
+    from flows.index_views import view_ref
 
     standing = load_project_settings(store, args.tenant, args.project)
     cfg, _ = apply_overrides(RetrieveConfig(), GenerationPolicy(), dict(standing.overrides) if standing else {})
     cfg = RetrieveConfig.model_validate({**cfg.model_dump(), "top_k": args.top_k or cfg.top_k, "mode": args.mode})
+    view = view_ref(store, args.tenant, args.project)  # this tenant and project's own view of the index
     for q in questions:
         # Same tasks as the answer flow, called without orchestration: retrieval-only mode.
         req = request_task.fn(str(root), AnswerRequest(query=q, tenant_id=args.tenant, project_id=args.project,
                                                        top_k=cfg.top_k))
-        step = retrieve_task.fn(str(root), req.output, index_ref, cfg)
+        step = retrieve_task.fn(str(root), req.output, view, cfg)
         _print_retrieval(q, store.get(step.output, RetrievalResult), args.json)
     return 0
 

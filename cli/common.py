@@ -9,11 +9,27 @@ import sys
 import time
 from pathlib import Path
 
-__all__ = ["store_root", "prepare", "parse_sets", "add_common"]
+__all__ = ["store_root", "prepare", "parse_sets", "add_common", "check_writable"]
 
 
 def store_root(args: argparse.Namespace) -> Path:
     return Path(args.store or os.environ.get("CITEBOUND_HOME") or "artifacts").expanduser().resolve()
+
+
+def check_writable(root: Path) -> None:
+    """Refuse now, in one line, a store the file system will not let us write (read-only, full, no permission),
+    before a flow starts and fails in the middle."""
+    import tempfile
+
+    from contracts.errors import StorageError
+
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=root, prefix=".write-check.", suffix=".tmp")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise StorageError("write", root, exc) from exc
 
 
 def prepare(args: argparse.Namespace, *, prefect: bool = True) -> Path:

@@ -24,15 +24,16 @@ def cmd_api(args: argparse.Namespace) -> int:
     from api.app import ApiConfig, create_app
     from api.auth import OpenAuthenticator
     from flows.runners import local_run_settings
+    from flows.settings import Settings
 
     if args.no_auth and args.host not in ("127.0.0.1", "localhost", "::1"):
         raise SystemExit("citebound: --no-auth serves loopback only (--host 127.0.0.1)")
     db = None if args.no_auth else _open_db(args, root)
-    from flows.settings import Settings
-
+    settings = Settings()
     cfg = ApiConfig(store_root=root, llm_hosts=frozenset(args.llm_host), db=db,
                     rate_per_minute=args.rate_per_minute,
-                    authenticator=OpenAuthenticator() if args.no_auth else None, index_uri=Settings().index_uri)
+                    authenticator=OpenAuthenticator() if args.no_auth else None, index_uri=settings.index_uri,
+                    quota_bytes=settings.quota_bytes, quota_documents=settings.quota_documents)
     app = create_app(cfg)
     with local_run_settings(os.environ.get("PREFECT_API_URL")):
         app.state.engine.warm_up()
@@ -40,7 +41,15 @@ def cmd_api(args: argparse.Namespace) -> int:
         if db is not None and not any(not k.revoked for k in db.list_keys()):
             print("no API keys yet: every request will be refused until you run "
                   f"`citebound --store {root} keys add --tenant T`", file=sys.stderr)
-        uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+        # SIGTERM/SIGINT: stop accepting, give requests in flight --shutdown-grace seconds, then end (uvicorn
+        # re-raises the signal; an upload still being read is abandoned: the store's writes are atomic, and
+        # `citebound gc` removes what it had written).
+        server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port, log_level="warning",
+                                               timeout_graceful_shutdown=args.shutdown_grace))
+        try:
+            server.run()
+        except KeyboardInterrupt:  # SIGINT, re-raised by uvicorn once it has stopped (as uvicorn.run does)
+            pass
     return 0
 
 
@@ -96,6 +105,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     sp.add_argument("--db", help="database URL for keys, documents and runs (default: SQLite in the store; "
                                  "e.g. postgresql+psycopg://user@host/db)")
     sp.add_argument("--rate-per-minute", type=float, default=600.0, help="requests per minute per key")
+    sp.add_argument("--shutdown-grace", type=int, default=2,
+                    help="seconds requests in flight get to finish after SIGTERM/SIGINT (default 2)")
     add_common(sp, scope=False)
     sp.set_defaults(func=cmd_api)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cli.common import add_common, prepare
+from cli.common import add_common, check_writable, prepare, store_root
 
 __all__ = ["add_parsers", "cmd_ingest", "print_ingest"]
 
@@ -56,4 +56,4 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     sp.add_argument("--index-type", choices=["flat", "hnsw"])
     sp.add_argument("--no-ocr", action="store_true")
     add_common(sp)
-    sp.set_defaults(func=cmd_ingest, runs_flows=True)
+    sp.set_defaults(func=cmd_ingest, runs_flows=True, before_flows=lambda a: check_writable(store_root(a)))

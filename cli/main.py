@@ -1,24 +1,32 @@
-"""``citebound``: ingest, ask, retrieve, validate, demo, runs, replay, show, remove, docs, reindex, server, eval, train-verifier.
+"""``citebound``: ingest, ask, retrieve, validate, demo, runs, replay, show, remove, docs, reindex, fsck, repair,
+gc, server, eval, train-verifier.
 
 Every command takes ``--store DIR`` (default ``$CITEBOUND_HOME``, else ``./artifacts``). Heavy imports
 (Prefect, torch) happen inside commands, after the process environment is set for offline, quiet runs.
 Exit codes: 0 answered and grounded / valid / done; 1 refused / invalid / some file failed; 2 usage or
-configuration error.
+configuration error, or a store the file system refuses (one line naming the path and the cause).
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 
-from cli import ask, demo, documents, evaluate, http_api, index, ingest, prefect_server, runs, settings, train
+from cli import (
+    ask, demo, documents, evaluate, http_api, index, ingest, maintenance, prefect_server, runs, settings, train,
+)
 from cli.common import prepare
 
 __all__ = ["build_parser", "main"]
 
+_REFUSALS = frozenset({errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM})
+
 # In the order `citebound --help` lists them.
-COMMAND_GROUPS = (ingest, ask, demo, settings, runs, documents, index, http_api, evaluate, train, prefect_server)
+COMMAND_GROUPS = (
+    ingest, ask, demo, settings, runs, documents, index, maintenance, http_api, evaluate, train, prefect_server,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -32,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from contracts.errors import CiteboundError
+    from contracts.errors import CiteboundError, StorageError
 
     try:
         if getattr(args, "runs_flows", False):
@@ -45,11 +53,20 @@ def main(argv: list[str] | None = None) -> int:
             with local_run_settings(os.environ.get("PREFECT_API_URL")):
                 return args.func(args)
         return args.func(args)
+    except StorageError as exc:
+        print(f"citebound: {exc.describe()}", file=sys.stderr)
+        return 2
     except CiteboundError as exc:
         print(f"citebound: {exc}", file=sys.stderr)
         return 2
     except FileNotFoundError as exc:
         print(f"citebound: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        if exc.errno not in _REFUSALS:
+            raise
+        # The file system refused something outside the store (the user's Prefect home, an output folder).
+        print(f"citebound: {StorageError('write', exc.filename or 'a file', exc).describe()}", file=sys.stderr)
         return 2
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import os
 from typing import Literal
 
 __all__ = [
@@ -10,6 +12,8 @@ __all__ = [
     "ArtifactNotFoundError",
     "ArtifactCorruptError",
     "ArtifactKindError",
+    "DocumentDamagedError",
+    "StorageError",
     "StageInvariantError",
     "IngestError",
     "IngestReason",
@@ -38,6 +42,53 @@ class ArtifactCorruptError(CiteboundError):
 
 class ArtifactKindError(ArtifactCorruptError):
     """Raised by the artifact store for an artifact of a kind this version cannot read (retired, unmigratable, newer)."""
+
+
+class DocumentDamagedError(ArtifactCorruptError):
+    """Raised when work needs a document whose stored artifacts do not verify (until ``citebound repair`` runs).
+
+    ``documents`` names them for people (doc code and file name), ``objects`` the artifacts that failed
+    (``kind:sha``); neither carries a server path."""
+
+    def __init__(self, documents: tuple[str, ...], objects: tuple[str, ...]) -> None:
+        self.documents, self.objects = documents, objects
+        which = ", ".join(documents)
+        super().__init__(
+            f"document{'s' if len(documents) > 1 else ''} {which} {'are' if len(documents) > 1 else 'is'} damaged "
+            f"({', '.join(objects)} does not verify) and cannot be used until `citebound repair` runs")
+
+
+_STORAGE_CAUSES = {
+    errno.EROFS: "read-only file system",
+    errno.ENOSPC: "no space left on device",
+    errno.EDQUOT: "disk quota exceeded",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted",
+}
+
+
+class StorageError(CiteboundError):
+    """Raised by the artifact store when the file system refuses a read or write: read-only, full, no permission.
+
+    ``str()`` names the action and the cause without the path (it may reach an API caller or a refusal);
+    ``path`` and ``describe()`` (``cannot write PATH: read-only file system``) are for the operator.
+
+    >>> e = StorageError("write", "/s/objects/x.json", OSError(errno.ENOSPC, "No space left on device"))
+    >>> str(e), e.describe(), e.no_space
+    ('the store cannot write: no space left on device', 'cannot write /s/objects/x.json: no space left on device', True)
+    """
+
+    def __init__(self, action: str, path: object, exc: OSError) -> None:
+        self.action, self.path, self.errno = action, str(path), exc.errno
+        self.cause = _STORAGE_CAUSES.get(exc.errno or 0) or (os.strerror(exc.errno) if exc.errno else str(exc))
+        super().__init__(f"the store cannot {action}: {self.cause}")
+
+    @property
+    def no_space(self) -> bool:
+        return self.errno in (errno.ENOSPC, errno.EDQUOT)
+
+    def describe(self) -> str:
+        return f"cannot {self.action} {self.path}: {self.cause}"
 
 
 class StageInvariantError(CiteboundError):

@@ -11,7 +11,8 @@ from pydantic import Field, field_validator
 from contracts._base import Contract
 from contracts.ingest import Chunk
 
-__all__ = ["EmbeddingSet", "IndexManifest", "IndexRecord", "IndexScope", "IndexStats", "IndexBackendName"]
+__all__ = ["EmbeddingSet", "IndexManifest", "IndexRecord", "IndexScope", "IndexStats", "IndexBackendName",
+           "IndexView", "ViewDocument"]
 
 IndexBackendName = Literal["faiss", "milvus"]
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -135,3 +136,28 @@ class IndexRecord(Contract):
     qualifier: str | None = None
     section_level: str | None = None
     section_number: str | None = None
+
+
+class ViewDocument(Contract):
+    """One document of an index view: what to search (its chunk set and vectors) and what to call it."""
+
+    doc_key: str
+    doc_code: str
+    filename: str
+    chunk_set_sha256: str
+    embedding_set_sha256: str
+
+
+class IndexView(Contract):
+    """What one (tenant, project) searches: its own documents, indexed on their own, so that no score, rank,
+    id or hash it is shown moves with another tenant's data (BM25's statistics, a section reference's act,
+    the index's address). Stored, so a run names (and a replay rebuilds) exactly the view it searched."""
+
+    kind: Literal["index_view.v1"] = "index_view.v1"
+    tenant_id: str
+    project_id: str
+    embedding_model: str
+    model_revision: str
+    dim: int = Field(gt=0)
+    index_type: Literal["flat", "hnsw"] = "flat"
+    documents: tuple[ViewDocument, ...] = ()

@@ -26,7 +26,8 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar, Union
@@ -52,9 +53,10 @@ from contracts.errors import (
     ArtifactKindError,
     ArtifactNotFoundError,
     ContractViolationError,
+    StorageError,
 )
 from contracts.evaluation import EvalFloors, EvalReport, SuiteReport
-from contracts.index import EmbeddingSet, IndexManifest
+from contracts.index import EmbeddingSet, IndexManifest, IndexView
 from contracts.ingest import ChunkSet, CleanedDocument, ExtractedDocument, SourceDocument
 from contracts.retrieval import ContextPack, RetrievalResult
 
@@ -76,6 +78,9 @@ __all__ = [
 
 SCHEMA_VERSION = 1
 T = TypeVar("T", bound=Contract)
+# Writers' locks (by file) this process holds exclusively: see ArtifactStore.writers.
+_EXCLUSIVE_HELD: set[str] = set()
+_EXCLUSIVE_GUARD = threading.Lock()
 _SHA_RE = re.compile(r"^[0-9a-f]{64}$")
 _NAME_RE = re.compile(r"^[A-Za-z0-9_.=-]+(/[A-Za-z0-9_.=-]+)*$")
 
@@ -150,7 +155,7 @@ class RunRecord(Contract):
 # tests/contracts/test_models.py checks that every contract with a kind is listed here.
 _STORED_TYPES: tuple[type[Contract], ...] = (
     SourceDocument, ExtractedDocument, CleanedDocument, ChunkSet,
-    EmbeddingSet, IndexManifest,
+    EmbeddingSet, IndexManifest, IndexView,
     AnswerRequest, RetrievalResult, ContextPack, AnswerabilityReport, GenerationRequest, DraftAnswer, Answer,
     VerifierTrainConfig, VerifierCard,
     ExtractConfig, CleanConfig, ChunkConfig, EmbedConfig, IndexConfig, RetrieveConfig, GenerationPolicy,
@@ -240,6 +245,27 @@ def atomic_write(path: Path, data: bytes) -> None:
         raise
 
 
+def _write(path: Path, data: bytes) -> None:
+    """``atomic_write`` for the store: a refusal of the file system is a StorageError naming path and cause."""
+    try:
+        atomic_write(path, data)
+    except OSError as exc:
+        raise StorageError("write", path, exc) from exc
+
+
+def _read_bytes(path: Path, name: str) -> bytes:
+    """A stored file's bytes: missing is ArtifactNotFoundError, refused (permission) a StorageError, an I/O error
+    of the medium an ArtifactCorruptError (messages name ``name``, never the path)."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError as exc:
+        raise ArtifactNotFoundError(f"{name} not found") from exc
+    except PermissionError as exc:
+        raise StorageError("read", path, exc) from exc
+    except OSError as exc:
+        raise ArtifactCorruptError(f"{name} is unreadable ({exc.strerror or type(exc).__name__})") from exc
+
+
 def _address(header: ArtifactHeader, payload: dict) -> str:
     hashed_header = header.model_dump(mode="json", exclude=set(_UNADDRESSED))
     return content_sha256({"header": hashed_header, "payload": payload})
@@ -292,10 +318,7 @@ class ArtifactStore:
         path = self._object_path(kind, sha)
         if not path.exists():
             doc = {"header": header.model_dump(mode="json"), "payload": payload}
-            try:
-                atomic_write(path, json.dumps(doc, sort_keys=True, ensure_ascii=False, indent=1).encode())
-            except OSError as exc:
-                raise ArtifactCorruptError(f"could not write {kind}:{sha[:12]} at {path}: {exc}") from exc
+            _write(path, json.dumps(doc, sort_keys=True, ensure_ascii=False, indent=1).encode())
         return ArtifactRef(kind=kind, sha256=sha)
 
     def _locate(self, ref: ArtifactRef | str) -> tuple[str, str, Path]:
@@ -306,29 +329,25 @@ class ArtifactStore:
             return self._locate(self.resolve(ref))
         hits = list((self.root / "objects").glob(f"*/{sha[:2]}/{sha}.json"))
         if not hits:
-            raise ArtifactNotFoundError(f"no artifact {sha[:12]} in store {self.root}")
+            raise ArtifactNotFoundError(f"no artifact {sha[:12]} in the store")
         path = hits[0]
         return path.parent.parent.name, sha, path
 
     def _read(self, ref: ArtifactRef | str) -> tuple[ArtifactHeader, dict, str, str]:
         kind, sha, path = self._locate(ref)
         name = f"{kind}:{sha[:12]}"
-        try:
-            raw = path.read_bytes()
-        except FileNotFoundError as exc:
-            raise ArtifactNotFoundError(f"artifact {name} not found at {path}") from exc
-        except OSError as exc:
-            raise ArtifactCorruptError(f"artifact {name} unreadable at {path}: {exc}") from exc
+        raw = _read_bytes(path, f"artifact {name}")
         try:
             doc = json.loads(raw)
             header = ArtifactHeader.model_validate(doc["header"])
             payload = doc["payload"]
-        except (ValueError, KeyError, TypeError, ValidationError) as exc:
-            raise ArtifactCorruptError(f"artifact {name} at {path} is not a valid artifact file: {exc}") from exc
-        if header.kind != kind or payload.get("kind") != kind:
-            raise ArtifactCorruptError(f"artifact {name} at {path} says kind {header.kind!r}")
+            stated = payload.get("kind")
+        except (ValueError, KeyError, TypeError, AttributeError, ValidationError) as exc:
+            raise ArtifactCorruptError(f"artifact {name} is not a valid artifact file ({type(exc).__name__})") from exc
+        if header.kind != kind or stated != kind:
+            raise ArtifactCorruptError(f"artifact {name} says kind {header.kind!r}")
         if _address(header, payload) != sha:
-            raise ArtifactCorruptError(f"artifact {name} at {path} does not match its sha256 (tampered or truncated)")
+            raise ArtifactCorruptError(f"artifact {name} does not match its sha256 (tampered or truncated)")
         return header, payload, kind, sha
 
     def get(self, ref: ArtifactRef | str, model_type: type[T] | None = None) -> T:
@@ -337,6 +356,10 @@ class ArtifactStore:
         ``model_type`` is what the caller expects: another kind is an ArtifactCorruptError. Raises
         ArtifactNotFoundError, ArtifactCorruptError or ArtifactKindError (a kind this version cannot read).
         """
+        return self.load(ref, model_type)[1]
+
+    def load(self, ref: ArtifactRef | str, model_type: type[T] | None = None) -> tuple[ArtifactHeader, T]:
+        """``get``, with the artifact's header (its provenance: ``citebound fsck`` follows ``input_refs``)."""
         header, payload, kind, sha = self._read(ref)
         name = f"{kind}:{sha[:12]}"
         if header.schema_version != SCHEMA_VERSION:
@@ -346,7 +369,7 @@ class ArtifactStore:
         model = parse_stored(payload, name)
         if model_type is not None and not isinstance(model, model_type):
             raise ArtifactCorruptError(f"artifact {name} is not a {kind_of(model_type)}")
-        return model  # type: ignore[return-value]
+        return header, model  # type: ignore[return-value]
 
     def header(self, ref: ArtifactRef | str) -> ArtifactHeader:
         return self._read(ref)[0]
@@ -369,7 +392,7 @@ class ArtifactStore:
         pattern = f"{kind or '*'}/{prefix[:2]}/{prefix}*.json"
         hits = sorted((self.root / "objects").glob(pattern))
         if not hits:
-            raise ArtifactNotFoundError(f"no artifact matches {text!r} in {self.root}")
+            raise ArtifactNotFoundError(f"no artifact matches {text!r} in the store")
         if len(hits) > 1:
             raise ArtifactNotFoundError(f"{text!r} is ambiguous: {len(hits)} artifacts match")
         return ArtifactRef(kind=hits[0].parent.parent.name, sha256=hits[0].stem)
@@ -390,28 +413,21 @@ class ArtifactStore:
         sha = sha256_bytes(data)
         path = self._blob_dir(sha) / f"{sha}{suffix}"
         if not path.exists():
-            try:
-                atomic_write(path, data)
-            except OSError as exc:
-                raise ArtifactCorruptError(f"could not write blob {sha[:12]}: {exc}") from exc
+            _write(path, data)
         return sha
 
     def blob_path(self, sha: str) -> Path:
         hits = list(self._blob_dir(sha).glob(f"{sha}*")) if _SHA_RE.match(sha) else []
         hits = [h for h in hits if not h.name.startswith(".")]
         if not hits:
-            raise ArtifactNotFoundError(f"blob {sha[:12]} not found in store {self.root}")
+            raise ArtifactNotFoundError(f"blob {sha[:12]} not found in the store")
         return hits[0]
 
     def get_blob(self, sha: str) -> bytes:
         """Read a blob and verify its hash."""
-        path = self.blob_path(sha)
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise ArtifactNotFoundError(f"blob {sha[:12]} unreadable at {path}: {exc}") from exc
+        data = _read_bytes(self.blob_path(sha), f"blob {sha[:12]}")
         if sha256_bytes(data) != sha:
-            raise ArtifactCorruptError(f"blob {sha[:12]} at {path} does not match its sha256")
+            raise ArtifactCorruptError(f"blob {sha[:12]} does not match its sha256 (tampered or truncated)")
         return data
 
     def has_blob(self, sha: str) -> bool:
@@ -440,7 +456,7 @@ class ArtifactStore:
         return ref
 
     def remember(self, key: str, ref: ArtifactRef) -> None:
-        atomic_write(self._cache_path(key), canonical_json(ref))
+        _write(self._cache_path(key), canonical_json(ref))
 
     # ----------------------------------------------------------------- pointers
     def _pointer_path(self, name: str) -> Path:
@@ -449,19 +465,24 @@ class ArtifactStore:
         return self.root / "pointers" / f"{name}.json"
 
     def set_pointer(self, name: str, ref: ArtifactRef) -> None:
-        atomic_write(self._pointer_path(name), canonical_json(ref))
+        _write(self._pointer_path(name), canonical_json(ref))
 
     def get_pointer(self, name: str) -> ArtifactRef | None:
         path = self._pointer_path(name)
         if not path.exists():
             return None
+        raw = _read_bytes(path, f"pointer {name}")
         try:
-            return ArtifactRef.model_validate_json(path.read_bytes())
+            return ArtifactRef.model_validate_json(raw)
         except (ValueError, ValidationError) as exc:
-            raise ArtifactCorruptError(f"pointer {name!r} at {path} is corrupt: {exc}") from exc
+            raise ArtifactCorruptError(f"pointer {name} is corrupt ({type(exc).__name__})") from exc
 
     def delete_pointer(self, name: str) -> None:
-        self._pointer_path(name).unlink(missing_ok=True)
+        path = self._pointer_path(name)
+        try:
+            path.unlink(missing_ok=True)
+        except OSError as exc:
+            raise StorageError("delete", path, exc) from exc
 
     def list_pointers(self, prefix: str = "") -> list[str]:
         base = self.root / "pointers"
@@ -469,32 +490,70 @@ class ArtifactStore:
         return sorted(n for n in names if n.startswith(prefix))
 
     # ----------------------------------------------------------------- locks
-    @contextlib.contextmanager
-    def lock(self, name: str) -> Iterator[None]:
-        """An exclusive inter-process lock (flock) for read-modify-write of pointers, e.g. the index."""
+    def _lock_file(self, name: str):  # noqa: ANN202 - an open binary file
         if not _NAME_RE.match(name):
             raise ContractViolationError(f"bad lock name {name!r}")
         path = self.root / "locks" / f"{name}.lock"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "a+b") as fh:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            return open(path, "a+b")  # noqa: SIM115 - closed by the caller's context
+        except OSError as exc:
+            raise StorageError("lock", path, exc) from exc
+
+    @contextlib.contextmanager
+    def lock(self, name: str) -> Iterator[None]:
+        """An exclusive inter-process lock (flock) for read-modify-write of pointers, e.g. the index. Threads of
+        one process exclude each other too (each takes it on its own open file)."""
+        with self._lock_file(name) as fh:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
             try:
                 yield
             finally:
                 fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
+    @contextlib.contextmanager
+    def writers(self, *, exclusive: bool = False, on_wait: Callable[[], None] | None = None) -> Iterator[None]:
+        """The writers' lock: shared by everything that writes blobs or upload copies it will later reference
+        (ingest, remove, an API upload), exclusive for what deletes unreferenced ones (``citebound gc``) or
+        re-derives (``citebound repair``), so a sweep never sees a blob between its write and the catalog that
+        references it. A process holding it exclusively takes it again at once, in either mode (repair
+        re-ingests). ``on_wait`` is called once if the lock is not free at once (to tell a person why we wait)."""
+        key = str(self.root / "locks" / "writers.lock")
+        with _EXCLUSIVE_GUARD:
+            if key in _EXCLUSIVE_HELD:
+                yield
+                return
+        with self._lock_file("writers") as fh:
+            mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
+            try:
+                fcntl.flock(fh.fileno(), mode | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if on_wait is not None:
+                    on_wait()
+                fcntl.flock(fh.fileno(), mode)
+            if exclusive:
+                with _EXCLUSIVE_GUARD:
+                    _EXCLUSIVE_HELD.add(key)
+            try:
+                yield
+            finally:
+                if exclusive:
+                    with _EXCLUSIVE_GUARD:
+                        _EXCLUSIVE_HELD.discard(key)
+                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
     # ----------------------------------------------------------------- runs
     def put_run(self, run: RunRecord) -> None:
         if not _NAME_RE.match(run.run_id):
             raise ContractViolationError(f"bad run id {run.run_id!r}")
-        atomic_write(self.root / "runs" / f"{run.run_id}.json", run.model_dump_json(indent=1).encode())
+        _write(self.root / "runs" / f"{run.run_id}.json", run.model_dump_json(indent=1).encode())
 
     def get_run(self, run_id: str) -> RunRecord:
         path = self.root / "runs" / f"{run_id}.json"
         if not _NAME_RE.match(run_id) or not path.exists():
             matches = sorted((self.root / "runs").glob(f"{run_id}*.json")) if _NAME_RE.match(run_id) else []
             if len(matches) != 1:
-                raise ArtifactNotFoundError(f"no run {run_id!r} in store {self.root}")
+                raise ArtifactNotFoundError(f"no run {run_id!r} in the store")
             path = matches[0]
         return self._read_run(path)
 
@@ -518,3 +577,91 @@ class ArtifactStore:
                 continue
         return sorted(runs, key=lambda r: r.started_at)
 
+
+    # ----------------------------------------------------------------- housekeeping (fsck, repair, gc)
+    def object_names(self) -> Iterator[tuple[str, str]]:
+        """(kind, sha) of every object file, whatever it holds (fsck reads each through ``get``)."""
+        base = self.root / "objects"
+        for path in sorted(base.glob("*/*/*.json")) if base.exists() else []:
+            if _SHA_RE.match(path.stem):
+                yield path.parent.parent.name, path.stem
+
+    def blob_names(self) -> Iterator[tuple[str, int]]:
+        """(sha, size in bytes) of every blob file."""
+        base = self.root / "blobs"
+        for path in sorted(base.glob("*/*")) if base.exists() else []:
+            sha = path.name[:64]
+            if not path.name.startswith(".") and _SHA_RE.match(sha) and path.is_file():
+                yield sha, path.stat().st_size
+
+    def blob_size(self, sha: str) -> int:
+        """The size of a stored blob (0 when it is missing)."""
+        try:
+            return self.blob_path(sha).stat().st_size
+        except (ArtifactNotFoundError, OSError):
+            return 0
+
+    def cache_entries(self) -> Iterator[tuple[str, ArtifactRef | None]]:
+        """(key, the ref it records, or None when the entry does not parse) of every stage-cache entry."""
+        base = self.root / "cache"
+        for path in sorted(base.glob("*/*.json")) if base.exists() else []:
+            try:
+                yield path.stem, ArtifactRef.model_validate_json(path.read_bytes())
+            except (OSError, ValueError, ValidationError):
+                yield path.stem, None
+
+    def run_names(self) -> list[str]:
+        base = self.root / "runs"
+        return sorted(p.stem for p in base.glob("*.json")) if base.exists() else []
+
+    def upload_files(self) -> list[Path]:
+        """Every file under ``uploads/`` (the API's copies of uploaded files), temporary ones included."""
+        base = self.root / "uploads"
+        return sorted(p for p in base.rglob("*") if p.is_file()) if base.exists() else []
+
+    def stray_files(self, older_than_s: float) -> list[Path]:
+        """Temporary files a killed writer left (``.name.*.tmp`` beside objects, blobs, pointers, cache entries,
+        runs; ``.name.part`` uploads) that are older than ``older_than_s`` (younger ones may be being written)."""
+        import time
+
+        cutoff = time.time() - older_than_s
+        found = []
+        for folder in ("objects", "blobs", "pointers", "cache", "runs", "uploads"):
+            base = self.root / folder
+            for path in base.rglob(".*") if base.exists() else []:
+                if path.is_file() and path.name.endswith((".tmp", ".part")) and path.stat().st_mtime < cutoff:
+                    found.append(path)
+        return sorted(found)
+
+    def _unlink(self, path: Path) -> int:
+        if self.root not in path.parents:
+            raise ContractViolationError("refusing to delete a file outside the store")
+        try:
+            size = path.stat().st_size
+            path.unlink()
+        except FileNotFoundError:
+            return 0
+        except OSError as exc:
+            raise StorageError("delete", path, exc) from exc
+        return size
+
+    def delete_object(self, kind: str, sha: str) -> int:
+        """Remove one object file (repair: it does not verify); the bytes freed."""
+        return self._unlink(self._object_path(kind, sha))
+
+    def delete_blob(self, sha: str) -> int:
+        """Remove one blob (gc: unreferenced; repair: it does not verify); the bytes freed."""
+        hits = [h for h in self._blob_dir(sha).glob(f"{sha}*") if not h.name.startswith(".")] if _SHA_RE.match(sha) else []
+        return sum(self._unlink(h) for h in hits)
+
+    def delete_run(self, run_id: str) -> int:
+        if not _NAME_RE.match(run_id):
+            raise ContractViolationError(f"bad run id {run_id!r}")
+        return self._unlink(self.root / "runs" / f"{run_id}.json")
+
+    def delete_cache_entry(self, key: str) -> int:
+        return self._unlink(self._cache_path(key))
+
+    def delete_file(self, path: Path) -> int:
+        """Remove a file of the store by path (an upload copy, a stray temporary file)."""
+        return self._unlink(Path(path))

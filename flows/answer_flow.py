@@ -32,7 +32,7 @@ from contracts.errors import (
 )
 from flows import runs
 from flows.backends import LLMSpec, llm_spec_from_settings
-from flows.ingest_flow import INDEX_POINTER
+from flows.index_views import view_ref
 from flows.lazy_prefect import flow
 from flows.settings import Settings
 from flows import tasks as _tasks
@@ -260,7 +260,7 @@ def answer_question(
             retrieve_cfg, policy = apply_overrides(retrieve_cfg, policy, overrides)
         cfg_ref = st.put(retrieve_cfg, stage="config", stage_version="config.v1")
         policy_ref = st.put(policy, stage="config", stage_version="config.v1")
-        index_ref = st.get_pointer(INDEX_POINTER)
+        index_ref = view_ref(st, tenant, project, embedder)  # this scope's own view (flows/index_views.py)
         run = runs.RunRecorder(st, flow="answer", question=question, parameters={
             "tenant": tenant, "project": project, "llm": json.dumps(spec, sort_keys=True), "embedder": embedder,
             "verifier": verifier_name,

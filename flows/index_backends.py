@@ -38,6 +38,8 @@ __all__ = [
     "load_index",
     "index_stats",
     "clear_index_caches",
+    "IndexIdentity",
+    "index_identity",
 ]
 
 _lock = threading.Lock()
@@ -134,6 +136,40 @@ def open_milvus(location: str, collection: str, cfg: IndexConfig, *, embedding_m
         milvus_client(location), collection, embedding_model=embedding_model, model_revision=model_revision,
         dim=dim, cfg=cfg, fingerprint=index_fingerprint(cfg, embedding_model, model_revision, dim),
         location=location, create=create, doc_codes=doc_codes)
+
+
+_ADAPTERS = {"faiss": ("stages.index.faiss_backend", "FaissBm25Index"),
+             "milvus": ("stages.adapters.milvus_index", "MilvusIndex")}
+
+
+@dataclass(frozen=True)
+class IndexIdentity:
+    """What of an index backend decides the retrieve stage's version (``flows.stage_versions``: its adapter's
+    class and code, its name and model revision), read from a manifest or view without loading the index."""
+
+    adapter_class: tuple[str, str]
+    name: str
+    model_revision: str
+
+
+def index_identity(store: ArtifactStore, ref: ArtifactRef) -> IndexIdentity:
+    """The identity of the backend ``ref`` (an index manifest, or a (tenant, project) view) is searched on. A view
+    is searched on the store's Milvus collection when the current index is on Milvus, else on FAISS
+    (``flows.index_views``)."""
+    from contracts.errors import ArtifactCorruptError, ArtifactNotFoundError
+    from contracts.index import IndexView
+
+    if ref.kind == "index_view.v1":
+        backend = "faiss"
+        try:
+            current = store.get_pointer("index/current")  # flows.ingest_flow.INDEX_POINTER (imports this module)
+            if current is not None and store.get(current, IndexManifest).backend == "milvus":
+                backend = "milvus"
+        except (ArtifactCorruptError, ArtifactNotFoundError):
+            pass  # a damaged manifest: the view is built from its documents, in memory (FAISS)
+        return IndexIdentity(_ADAPTERS[backend], backend, store.get(ref, IndexView).model_revision)
+    manifest = store.get(ref, IndexManifest)
+    return IndexIdentity(_ADAPTERS[manifest.backend], manifest.backend, manifest.model_revision)
 
 
 def load_index(store_root: str, manifest_ref: ArtifactRef, embedder_name: str = "minilm"):  # noqa: ANN201

@@ -31,7 +31,13 @@ from contracts import (
     content_sha256,
     sha256_text,
 )
-from contracts.errors import CiteboundError, IngestError
+from contracts.errors import (
+    ArtifactCorruptError,
+    ArtifactNotFoundError,
+    CiteboundError,
+    IngestError,
+    StorageError,
+)
 from flows import runs
 from flows.backends import get_embedder
 from flows.index_backends import IndexTarget, index_target, manifest_target
@@ -96,8 +102,11 @@ def ingest_file_task(
     previous_embedding_sha: str | None,
     index_write: WorkerWrite | None = None,
     previous_chunk_set_sha: str | None = None,
+    stored_sha: str | None = None,
 ) -> tuple[FileIngestReport, tuple[RunStep, ...], bool]:
-    """All per-file stages, each its own (nested) task; any failure becomes this file's error report.
+    """All per-file stages, each its own (nested) task; any failure of the file becomes its error report (a
+    refusal of the store's file system is no fault of the file: it ends the run). ``stored_sha`` reads the
+    file's bytes from the store's blob instead of ``path`` (``citebound repair`` re-derives a document).
 
     With ``index_write`` (the index is a Milvus server) the worker then upserts its own chunks there; the third
     element says whether it did (``flows.index_writes.write_own_chunks``)."""
@@ -105,7 +114,7 @@ def ingest_file_task(
     steps: list[RunStep] = []
     indexed = False
     try:
-        steps.append(source_task(store_root, path, doc_code, tenant_id, project_id))
+        steps.append(source_task(store_root, path, doc_code, tenant_id, project_id, stored_sha))
         steps.append(extract_task(store_root, steps[-1].output, extract_cfg))
         extracted_ref = steps[-1].output
         steps.append(clean_task(store_root, extracted_ref, clean_cfg))
@@ -133,6 +142,8 @@ def ingest_file_task(
     except IngestError as exc:
         report = FileIngestReport(path=path, status="error", reason=exc.reason, message=str(exc),
                                   seconds=round(time.perf_counter() - started, 3))
+    except StorageError:
+        raise
     except CiteboundError as exc:
         report = FileIngestReport(path=path, status="error", reason=type(exc).__name__, message=str(exc),
                                   seconds=round(time.perf_counter() - started, 3))
@@ -156,10 +167,25 @@ class _ChunkSets:
         return self._sets[sha]
 
     def ids(self, sha: str) -> frozenset[str]:
+        """The set's semantic ids; none for a set that does not verify (a damaged document, until repair)."""
         # Asked once per other catalog entry for every file of the update: built once per set.
         if sha not in self._ids:
-            self._ids[sha] = frozenset(c.semantic_id for c in self.load(sha).chunks)
+            try:
+                self._ids[sha] = frozenset(c.semantic_id for c in self.load(sha).chunks)
+            except (ArtifactCorruptError, ArtifactNotFoundError):
+                self._ids[sha] = frozenset()
         return self._ids[sha]
+
+
+def _verifies(store: ArtifactStore, chunk_sets: _ChunkSets, entry: CatalogEntry) -> bool:
+    """Whether a catalog entry's chunk set and (for chunks) stored vectors verify: what an index may hold."""
+    try:
+        if chunk_sets.load(entry.chunk_set_sha256).chunks:
+            emb = store.get(f"embedding_set.v1:{entry.embedding_set_sha256}", EmbeddingSet)
+            vectors_from_bytes(store.get_blob(emb.vectors_blob))
+    except (ArtifactCorruptError, ArtifactNotFoundError, ValueError):
+        return False
+    return True
 
 
 def _build_index(
@@ -178,24 +204,39 @@ def _build_index(
     identity=None,  # noqa: ANN001 - the stored vectors' model, when no embedder is loaded (reindex)
 ) -> tuple[ArtifactRef, IndexManifest]:
     """The index for ``catalog`` on ``target``: incremental from the previous one when it is current there, else
-    rebuilt from the stored vectors (``flows.index_writes.write_index``); then its manifest."""
+    rebuilt from the stored vectors (``flows.index_writes.write_index``); then its manifest.
+
+    A document whose chunk set or vectors do not verify (damaged, until ``citebound repair``) stays in the
+    catalog and is left out of a rebuilt index: one damaged document never stops the others' ingest or removal.
+    ``full`` rebuilds from the stored vectors (``reindex``, ``citebound repair``)."""
     from flows.index_writes import write_index
 
     embedder = identity or get_embedder(embedder_name)
     wanted = [e.chunk_set_sha256 for e in catalog.entries]
-    where = write_index(
-        store, chunk_sets.load, catalog, previous, previous_ref, index_cfg, embedder_name, target,
-        written=written, fresh=fresh, full=full, identity=identity,
-        previous_is_current=(
-            not full and previous is not None and previous_ref is not None
-            and (previous.embedding_model, previous.model_revision) == (embedder.model_name, embedder.model_revision)
-            and previous.index_type == index_cfg.index_type
-            and index_is_current(store, previous, index_cfg, target, embedder_name)))
+    previous_is_current = (
+        not full and previous is not None and previous_ref is not None
+        and (previous.embedding_model, previous.model_revision) == (embedder.model_name, embedder.model_revision)
+        and previous.index_type == index_cfg.index_type
+        and index_is_current(store, previous, index_cfg, target, embedder_name))
+
+    def write(cat: Catalog, *, full: bool, previous_is_current: bool) -> dict[str, object]:
+        return write_index(store, chunk_sets.load, cat, previous, previous_ref, index_cfg, embedder_name, target,
+                           written=written, fresh=fresh, full=full, identity=identity,
+                           previous_is_current=previous_is_current)
+
+    kept = catalog
+    try:
+        where = write(catalog, full=full, previous_is_current=previous_is_current)
+    except (ArtifactCorruptError, ArtifactNotFoundError):
+        # A damaged set or blob (under the old index, or among the catalog's): rebuild from what verifies.
+        kept = Catalog(entries=tuple(e for e in catalog.entries if _verifies(store, chunk_sets, e)))
+        where = write(kept, full=True, previous_is_current=False)
+    wanted = [e.chunk_set_sha256 for e in kept.entries]
     manifest = IndexManifest(
         embedding_model=embedder.model_name, model_revision=embedder.model_revision, dim=embedder.dim,
-        index_type=index_cfg.index_type, n_vectors=sum(e.n_chunks for e in catalog.entries),
+        index_type=index_cfg.index_type, n_vectors=sum(e.n_chunks for e in kept.entries),
         chunk_set_sha256s=tuple(wanted), chunk_sets_sha256=content_sha256(list(wanted)),
-        doc_codes=tuple(sorted({(e.tenant_id, e.project_id, e.doc_code) for e in catalog.entries})), **where,
+        doc_codes=tuple(sorted({(e.tenant_id, e.project_id, e.doc_code) for e in kept.entries})), **where,
     )
     from stages.index import search_index as index_stage
 
@@ -244,20 +285,28 @@ def update_catalog_and_index(
     target: IndexTarget | None = None,
     written: frozenset[str] = frozenset(),
     fresh: bool = False,
+    rebuild: bool = False,
 ) -> tuple[list[FileIngestReport], Catalog, ArtifactRef | None, IndexManifest | None, tuple[str, ...]]:
     """Serialised (store lock) read-modify-write of the catalog and index pointers.
 
     ``target``: where the index is to be (None: where the current one is, FAISS for none); an index elsewhere is
     rebuilt there from the stored vectors. ``written``: chunk sets ingest workers already upserted into a Milvus
-    server in this run; ``fresh``: the run started that collection empty (``flows.index_writes``)."""
+    server in this run; ``fresh``: the run started that collection empty (``flows.index_writes``). ``rebuild``
+    builds the index afresh from the stored vectors (``citebound repair``) instead of updating the previous one.
+
+    Semantic ids are made unique within the tenant: an id another tenant uses is no clash (and renaming it
+    would tell this tenant what the other holds)."""
     from stages.ingest.chunk import resolve_id_clashes
 
     chunk_sets = _ChunkSets(store)
-    with store.lock("index"):
+    with store.writers(), store.lock("index"):
         cat_ref = store.get_pointer(CATALOG_POINTER)
         catalog = store.get(cat_ref, Catalog) if cat_ref else Catalog()
         idx_ref = store.get_pointer(INDEX_POINTER)
-        previous = store.get(idx_ref, IndexManifest) if idx_ref else None
+        try:
+            previous = store.get(idx_ref, IndexManifest) if idx_ref else None
+        except (ArtifactCorruptError, ArtifactNotFoundError):
+            idx_ref, previous = None, None  # a damaged index manifest: the index is rebuilt below
         target = target or manifest_target(previous)
         entries = catalog.by_key()
         removed = tuple(k for k in remove_keys if entries.pop(k, None) is not None)
@@ -268,8 +317,9 @@ def update_catalog_and_index(
                 continue
             old = entries.get(rep.doc_key)
             chunk_set = chunk_sets.load(rep.chunk_set_sha256)
-            taken = frozenset().union(
-                *(chunk_sets.ids(e.chunk_set_sha256) for key, e in entries.items() if key != rep.doc_key))
+            tenant = chunk_set.source.tenant_id
+            taken = frozenset().union(*(chunk_sets.ids(e.chunk_set_sha256) for key, e in entries.items()
+                                        if key != rep.doc_key and e.tenant_id == tenant))
             deduped = resolve_id_clashes(chunk_set, taken)
             cs_sha = rep.chunk_set_sha256
             if deduped != chunk_set:
@@ -287,7 +337,7 @@ def update_catalog_and_index(
             final_reports.append(rep.model_copy(update={
                 "status": status, "chunk_set_sha256": cs_sha, "id_clashes": deduped.id_clashes}))
         new_catalog = Catalog(entries=tuple(entries[k] for k in sorted(entries)))
-        if (cat_ref is not None and new_catalog == catalog and previous is not None
+        if (not rebuild and cat_ref is not None and new_catalog == catalog and previous is not None
                 and index_is_current(store, previous, index_cfg, target, embedder_name)):
             return final_reports, catalog, idx_ref, previous, removed
         if not new_catalog.entries:
@@ -295,7 +345,8 @@ def update_catalog_and_index(
             store.delete_pointer(INDEX_POINTER)
             return final_reports, new_catalog, None, None, removed
         manifest_ref, manifest = _build_index(store, chunk_sets, new_catalog, previous, idx_ref, index_cfg,
-                                              embedder_name, target, written=written, fresh=fresh)
+                                              embedder_name, target, written=written, fresh=fresh,
+                                              full=rebuild)
         new_cat_ref = store.put(new_catalog, stage="catalog", stage_version="catalog.v1", inputs=(manifest_ref,))
         # Index first, catalog second: a crash in between leaves a catalog that still matches an index.
         store.set_pointer(INDEX_POINTER, manifest_ref)
@@ -336,47 +387,54 @@ def ingest_flow(
     run = runs.RunRecorder(st, flow="ingest", parameters={
         "paths": json.dumps(paths), "doc_code": doc_code or "", "tenant": tenant, "project": project,
         "embedder": embedder, **cfg_refs})
-    cat_ref = st.get_pointer(CATALOG_POINTER)
-    prev_entries = st.get(cat_ref, Catalog).by_key() if cat_ref else {}
-    index_write, fresh = None, False
-    if files:
-        get_embedder(embedder)  # load once in this process before fanning out
-        idx_ref = st.get_pointer(INDEX_POINTER)
-        # A Milvus server: workers write their own chunks (a store's first index starts from an emptied collection).
-        index_write = prepare_worker_writes(store_root, st.get(idx_ref, IndexManifest) if idx_ref else None, target,
-                                            index_cfg, get_embedder(embedder))
-        fresh = index_write is not None and idx_ref is None
-    futures = []
-    for path in files:
-        prev = prev_entries.get(doc_key_of(tenant, project, path))
-        futures.append(ingest_file_task.submit(
-            store_root, path, doc_code, tenant, project, extract_cfg, clean_cfg, chunk_cfg, embed_cfg,
-            embedder, prev.embedding_set_sha256 if prev else None, index_write,
-            prev.chunk_set_sha256 if prev else None))
-    reports: list[FileIngestReport] = []
-    # A progress bar for people at a terminal; logs and JSON consumers get the final table/report only.
-    progress = tqdm(futures, desc="ingest", unit="file", file=sys.stderr,
-                    disable=len(futures) < 2 or not sys.stderr.isatty())
-    written: set[str] = set()
-    for fut in progress:
-        report, steps, indexed = fut.result()
-        if indexed and report.chunk_set_sha256:
-            written.add(report.chunk_set_sha256)
-        progress.set_postfix_str(Path(report.path).name[:40])
-        reports.append(report)
-        run.steps.extend(steps)
-    final, catalog, manifest_ref, manifest, _ = update_catalog_and_index(
-        st, reports, index_cfg=index_cfg, embedder_name=embedder, target=target, written=frozenset(written),
-        fresh=fresh)
-    outputs = [manifest_ref] if manifest_ref else []
-    result = IngestReport(
-        files=tuple(final), index_sha256=manifest_ref.sha256 if manifest_ref else None,
-        catalog_sha256=st.get_pointer(CATALOG_POINTER).sha256 if st.get_pointer(CATALOG_POINTER) else None,
-        n_vectors=manifest.n_vectors if manifest else 0, run_id=run.run_id,
-        seconds=round(time.perf_counter() - started, 3),
-    )
-    report_ref = st.put(result.model_copy(update={"run_id": None}), stage="ingest_report", stage_version="ingest_report.v1")
-    run.finish(outputs=[*outputs, report_ref], status="completed")
+    with st.writers():  # gc waits until this run has put what it wrote into the catalog
+        cat_ref = st.get_pointer(CATALOG_POINTER)
+        prev_entries = st.get(cat_ref, Catalog).by_key() if cat_ref else {}
+        index_write, fresh = None, False
+        if files:
+            get_embedder(embedder)  # load once in this process before fanning out
+            idx_ref = st.get_pointer(INDEX_POINTER)
+            try:
+                previous = st.get(idx_ref, IndexManifest) if idx_ref else None
+            except (ArtifactCorruptError, ArtifactNotFoundError):
+                previous = False  # a damaged manifest: no worker writes, the serialised step rebuilds the index
+            if previous is not False:
+                # A Milvus server: workers write their own chunks (a store's first index starts from an emptied
+                # collection).
+                index_write = prepare_worker_writes(store_root, previous, target, index_cfg, get_embedder(embedder))
+                fresh = index_write is not None and idx_ref is None
+        futures = []
+        for path in files:
+            prev = prev_entries.get(doc_key_of(tenant, project, path))
+            futures.append(ingest_file_task.submit(
+                store_root, path, doc_code, tenant, project, extract_cfg, clean_cfg, chunk_cfg, embed_cfg,
+                embedder, prev.embedding_set_sha256 if prev else None, index_write,
+                prev.chunk_set_sha256 if prev else None))
+        reports: list[FileIngestReport] = []
+        # A progress bar for people at a terminal; logs and JSON consumers get the final table/report only.
+        progress = tqdm(futures, desc="ingest", unit="file", file=sys.stderr,
+                        disable=len(futures) < 2 or not sys.stderr.isatty())
+        written: set[str] = set()
+        for fut in progress:
+            report, steps, indexed = fut.result()
+            if indexed and report.chunk_set_sha256:
+                written.add(report.chunk_set_sha256)
+            progress.set_postfix_str(Path(report.path).name[:40])
+            reports.append(report)
+            run.steps.extend(steps)
+        final, catalog, manifest_ref, manifest, _ = update_catalog_and_index(
+            st, reports, index_cfg=index_cfg, embedder_name=embedder, target=target, written=frozenset(written),
+            fresh=fresh)
+        outputs = [manifest_ref] if manifest_ref else []
+        result = IngestReport(
+            files=tuple(final), index_sha256=manifest_ref.sha256 if manifest_ref else None,
+            catalog_sha256=st.get_pointer(CATALOG_POINTER).sha256 if st.get_pointer(CATALOG_POINTER) else None,
+            n_vectors=manifest.n_vectors if manifest else 0, run_id=run.run_id,
+            seconds=round(time.perf_counter() - started, 3),
+        )
+        report_ref = st.put(result.model_copy(update={"run_id": None}), stage="ingest_report",
+                            stage_version="ingest_report.v1")
+        run.finish(outputs=[*outputs, report_ref], status="completed")
     return result
 
 

@@ -48,6 +48,9 @@ class Settings(BaseSettings):
     refusal_text: str | None = None
     min_confidence: float | None = None
     ocr_enabled: bool = True
+    # The HTTP API's limits per tenant: bytes of stored source files, and documents (0 = no limit).
+    quota_bytes: int = Field(default=5 * 1024**3, ge=0)
+    quota_documents: int = Field(default=10_000, ge=0)
     # `citebound eval`: the public data sets (default: the shared/data folder beside the checkout) and the
     # cache of their embeddings (content-addressed, kept between runs).
     shared_data: Path | None = None

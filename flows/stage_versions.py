@@ -253,11 +253,13 @@ _BackendKey = tuple[str, str, tuple[tuple[str, object], ...]]
 
 
 def _backend_key(backend: object) -> _BackendKey:
-    """What of an adapter decides outputs, besides its code: its class and its model (name, revision)."""
+    """What of an adapter decides outputs, besides its code: its class and its model (name, revision). An object
+    with ``adapter_class`` ((module, qualname)) stands for an adapter not loaded (``flows.index_backends.index_identity``)."""
     cls = type(backend)
+    module, qualname = getattr(backend, "adapter_class", None) or (cls.__module__, cls.__qualname__)
     attrs = tuple((attr, value) for attr in ("name", "model_name", "model_revision", "model")
                   if isinstance(value := getattr(backend, attr, None), str | int | float))
-    return cls.__module__, cls.__qualname__, attrs
+    return module, qualname, attrs
 
 
 @lru_cache(maxsize=256)

@@ -45,7 +45,7 @@ from contracts import (
     config_sha256,
     content_sha256,
 )
-from contracts.errors import IngestError, LLMTransportError
+from contracts.errors import IngestError, LLMTransportError, StageInvariantError
 from contracts.verifier import AnswerabilityReport
 from flows.backends import LLMSpec, get_embedder, get_llm, get_ocr, get_verifier
 from flows.lazy_prefect import NO_CACHE, task
@@ -151,17 +151,23 @@ def _retry_on_transport(task, task_run, state) -> bool:  # noqa: ANN001
 
 
 @task(name="source", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=[0.2, 1.0], retry_condition_fn=_retry_on_io)
-def source_task(store_root: str, path: str, doc_code: str | None, tenant_id: str, project_id: str) -> RunStep:
-    """Read one input file into the store (bytes as a blob, identity as a SourceDocument)."""
+def source_task(
+    store_root: str, path: str, doc_code: str | None, tenant_id: str, project_id: str, stored_sha: str | None = None,
+) -> RunStep:
+    """Read one input file into the store (bytes as a blob, identity as a SourceDocument). With ``stored_sha``
+    the bytes are the store's own (verified) blob and ``path`` only names the document (repair)."""
     from stages.ingest.extract import make_source_document
 
     store = _store(store_root)
     p = Path(path)
-    if not p.exists():
+    if stored_sha is not None:
+        data = store.get_blob(stored_sha)
+    elif not p.exists():
         raise IngestError("missing", "no such file", filename=path)
-    if not p.is_file():
+    elif not p.is_file():
         raise IngestError("unsupported_type", "not a regular file", filename=path)
-    data = p.read_bytes()
+    else:
+        data = p.read_bytes()
     source = make_source_document(str(p.resolve()), data, doc_code=doc_code, tenant_id=tenant_id, project_id=project_id)
     store.put_blob(data, suffix=p.suffix.lower() or ".bin")
     # A source has no input artifact: its identity is its content, so it is always (idempotently) written.
@@ -305,21 +311,39 @@ def retrieve_task(
     force: bool = False,
 ) -> RunStep:
     store = _store(store_root)
-    # The index backend (its adapter's code and library versions) is part of the stage's version.
-    index = load_search_index(store_root, index_ref, embedder_name)
+    # The index backend (its adapter's code and library versions) is part of the stage's version; read from the
+    # manifest, so that a cache hit loads no index (nor builds a view).
+    from flows.index_backends import index_identity
+
+    identity = index_identity(store, index_ref)
 
     def compute() -> RetrievalResult:
         from stages.retrieval import retrieve  # here, not above: a cache hit imports no stage (nor FAISS)
 
         request = store.get(request_ref, AnswerRequest)
+        view = None
+        if index_ref.kind == "index_view.v1":  # the (tenant, project)'s own view (flows/index_views.py)
+            from flows.index_views import load_view
+
+            view = load_view(store_root, index_ref, embedder_name)
+            index = view.index
+        else:  # the whole store's index, as runs recorded before views
+            index = load_search_index(store_root, index_ref, embedder_name)
+        if (type(index).__module__, type(index).__qualname__) != identity.adapter_class:
+            raise StageInvariantError(f"the index loaded as {type(index).__qualname__}, its manifest says "
+                                      f"{identity.adapter_class[1]}")
         result = retrieve.retrieve(
             request.query, index, get_embedder(embedder_name), cfg,
             tenant_id=request.tenant_id, project_id=request.project_id,
         )
+        if view is not None:
+            from flows.index_views import refuse_if_needed
+
+            refuse_if_needed(view, result, cfg, get_embedder(embedder_name))
         return result.model_copy(update={"index_sha256": index_ref.sha256})
 
     return run_stage(store, stage="retrieve", config=cfg, inputs=(request_ref, index_ref), compute=compute,
-                     force=force, backends=(get_embedder(embedder_name), index))
+                     force=force, backends=(get_embedder(embedder_name), identity))
 
 
 @task(name="context", cache_policy=NO_CACHE)

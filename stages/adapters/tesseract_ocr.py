@@ -1,13 +1,23 @@
-"""Tesseract OCR through pytesseract, page-parallel in worker processes (implements ``OcrEngine``).
+"""Tesseract OCR, pages read in parallel by ``tesseract`` processes that die with their caller (``OcrEngine``).
 
 Tesseract's own OpenMP threading is 7-9x slower on 2 cores than one thread per process (see STACK_NOTES), so
-every page is read in a worker process whose environment has ``OMP_THREAD_LIMIT=1``, and pages run in
-parallel, one worker per core. ``ocr_png`` goes through the same pool (the limit never leaks into the calling
-process). One ``image_to_data`` run per page gives both the text (words re-joined by line and paragraph) and
-the mean word confidence (0-100; ``None`` when no word was found).
+every page is read by its own ``tesseract`` run with ``OMP_THREAD_LIMIT=1`` (set for that run only), one run
+per core at a time. One run per page gives both the text (words re-joined by line and paragraph) and the mean
+word confidence (0-100; ``None`` when no word was found); pytesseract parses its TSV.
 
-The pool is created on first use and kept; ``close()`` (or ``with TesseractOcr() as ocr:``) ends it.
-A missing ``tesseract`` binary or language pack raises ``OcrUnavailableError`` (a ``CiteboundError``).
+No process of ours outlives or holds anything of the process that asks (``citebound api`` reads uploads with
+it: a ``fork`` pool of Python workers, as this module once had, copied uvicorn's listening socket into every
+worker and kept the port after the API died):
+
+- there are no worker processes to fork: threads of the caller wait on ``tesseract`` runs, each started by
+  ``exec`` with ``close_fds``, so a run holds no socket or file of the caller (and a fork-free start works
+  from a script, stdin or a notebook, where ``spawn``/``forkserver`` workers would re-import ``__main__``);
+- each run asks the kernel for SIGKILL when the process that started it dies (``PR_SET_PDEATHSIG``, set by a
+  two-line ``exec`` wrapper, ``_EXEC_DYING_WITH_PARENT``, which also checks that the caller is still there),
+  so a SIGKILL of the API or of ``citebound ingest`` ends every OCR run with it.
+
+``close()`` (or ``with TesseractOcr() as ocr:``) ends the threads. A missing ``tesseract`` binary or language
+pack raises ``OcrUnavailableError`` (a ``CiteboundError``).
 
 >>> TesseractOcr(workers=1).workers
 1
@@ -15,17 +25,29 @@ A missing ``tesseract`` binary or language pack raises ``OcrUnavailableError`` (
 
 from __future__ import annotations
 
-import io
-import multiprocessing
 import os
+import shlex
 import shutil
+import subprocess
+import sys
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from contracts.errors import CiteboundError
 
 __all__ = ["TesseractOcr", "OcrUnavailableError", "OcrFailedError", "words_to_text"]
+
+# Run as ``python -I -S -c _EXEC_DYING_WITH_PARENT CALLER_PID program args...``: ask for SIGKILL when the parent
+# dies (Linux prctl PR_SET_PDEATHSIG = 1, SIGKILL = 9), give up if the caller is already gone (the request would
+# then never fire), and become the program. Elsewhere than Linux it only execs.
+_EXEC_DYING_WITH_PARENT = (
+    "import os, sys\n"
+    "if sys.platform.startswith('linux'):\n"
+    "    import ctypes; ctypes.CDLL(None).prctl(1, 9, 0, 0, 0)\n"
+    "    os.getppid() == int(sys.argv[1]) or os._exit(70)\n"
+    "os.execvp(sys.argv[2], sys.argv[2:])"
+)
 
 
 class OcrUnavailableError(CiteboundError):
@@ -34,10 +56,6 @@ class OcrUnavailableError(CiteboundError):
 
 class OcrFailedError(CiteboundError):
     """Raised when tesseract fails on a page image for another reason (its message is kept)."""
-
-
-def _init_worker() -> None:
-    os.environ["OMP_THREAD_LIMIT"] = "1"
 
 
 def words_to_text(data: dict[str, list[Any]]) -> tuple[str, float | None]:
@@ -76,35 +94,37 @@ def words_to_text(data: dict[str, list[Any]]) -> tuple[str, float | None]:
     return text, mean
 
 
-def _ocr_one(png: bytes, lang: str, tesseract_cmd: str, config: str) -> tuple[str, float | None]:
-    import pytesseract
-    from PIL import Image
+def _tesseract_args(tesseract_cmd: str, lang: str, config: str) -> list[str]:
+    """The arguments pytesseract's ``image_to_data`` gives tesseract, with the image on stdin and the TSV on stdout,
+    behind the wrapper that ties the run's life to this process."""
+    return [sys.executable, "-I", "-S", "-c", _EXEC_DYING_WITH_PARENT, str(os.getpid()),
+            tesseract_cmd, "stdin", "stdout", "-l", lang, "-c", "tessedit_create_tsv=1", *shlex.split(config)]
 
-    pytesseract.pytesseract.tesseract_cmd = tesseract_cmd
-    try:
-        with Image.open(io.BytesIO(png)) as image:
-            data = pytesseract.image_to_data(image, lang=lang, config=config, output_type=pytesseract.Output.DICT)
-    except pytesseract.TesseractNotFoundError as exc:
-        raise OcrUnavailableError(f"tesseract not found at {tesseract_cmd!r}: install tesseract-ocr") from exc
-    except pytesseract.TesseractError as exc:
-        message = str(exc)
+
+def _ocr_one(png: bytes, lang: str, tesseract_cmd: str, config: str) -> tuple[str, float | None]:
+    from pytesseract import pytesseract as tess
+
+    proc = subprocess.run(_tesseract_args(tesseract_cmd, lang, config), input=png, capture_output=True, check=False,
+                          env={**os.environ, "OMP_THREAD_LIMIT": "1"})
+    if proc.returncode:
+        message = " ".join(tess.get_errors(proc.stderr).split())
         if "Failed loading language" in message or "Error opening data file" in message:
-            raise OcrUnavailableError(
-                f"tesseract has no data for language {lang!r}: install tesseract-ocr-{lang}"
-            ) from exc
-        raise OcrFailedError(f"tesseract failed: {message}") from exc
-    return words_to_text(data)
+            raise OcrUnavailableError(f"tesseract has no data for language {lang!r}: install tesseract-ocr-{lang}")
+        if proc.returncode < 0 or not message:
+            raise OcrFailedError(f"tesseract ended with exit status {proc.returncode} and no message")
+        raise OcrFailedError(f"tesseract failed: {message[:300]}")
+    return words_to_text(tess.file_to_dict(proc.stdout.decode("utf-8", errors="replace"), "\t", -1))
 
 
 class TesseractOcr:
-    """``OcrEngine`` over the tesseract CLI; ``ocr_many`` reads pages in parallel processes."""
+    """``OcrEngine`` over the tesseract CLI; ``ocr_many`` reads pages in parallel ``tesseract`` runs."""
 
     def __init__(self, *, workers: int | None = None, tesseract_cmd: str = "tesseract", config: str = "") -> None:
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
         self.workers = max(1, workers if workers is not None else cores)
         self.tesseract_cmd = tesseract_cmd
         self.config = config
-        self._pool: ProcessPoolExecutor | None = None
+        self._pool: ThreadPoolExecutor | None = None
 
     def _check_binary(self) -> str:
         found = shutil.which(self.tesseract_cmd)
@@ -115,14 +135,9 @@ class TesseractOcr:
             )
         return found
 
-    def _executor(self) -> ProcessPoolExecutor:
+    def _executor(self) -> ThreadPoolExecutor:
         if self._pool is None:
-            # fork where the OS has it: spawn/forkserver re-import __main__, which breaks callers run from
-            # stdin, a notebook or a REPL. The workers only run pytesseract + PIL, nothing of the parent's threads.
-            method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-            self._pool = ProcessPoolExecutor(
-                max_workers=self.workers, mp_context=multiprocessing.get_context(method), initializer=_init_worker
-            )
+            self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="tesseract")
         return self._pool
 
     def ocr_many(self, pngs: Sequence[bytes], *, lang: str = "eng") -> list[tuple[str, float | None]]:
@@ -156,5 +171,5 @@ class TesseractOcr:
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        state["_pool"] = None  # a pool cannot travel to another process; it is rebuilt there on first use
+        state["_pool"] = None  # threads cannot travel to another process; they are started there on first use
         return state

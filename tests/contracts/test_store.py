@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import multiprocessing
 import os
@@ -20,6 +21,7 @@ from contracts import (
     cache_key,
 )
 from contracts import store as store_module
+from contracts.errors import StorageError
 
 pytestmark = pytest.mark.unit
 
@@ -87,13 +89,17 @@ def test_refuses_to_store_non_contracts(store):
         store.put({"kind": "x"}, stage="x", stage_version="x")  # type: ignore[arg-type]
 
 
-def test_failed_write_leaves_no_partial_file(store, monkeypatch):
-    def boom(*a, **k):
-        raise OSError("disk full")
+def test_failed_write_leaves_no_partial_file_and_says_why(store, monkeypatch):
+    def full(*a, **k):
+        raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(store_module.os, "fsync", boom)
-    with pytest.raises(ArtifactCorruptError, match="disk full"):
+    monkeypatch.setattr(store_module.os, "fsync", full)
+    with pytest.raises(StorageError) as info:
         store.put(AnswerRequest(query="q"), stage="request", stage_version="request.v1")
+    # A full disk is not corruption (errno 28 once read as ArtifactCorruptError), and str() carries no path.
+    assert not isinstance(info.value, ArtifactCorruptError) and info.value.no_space
+    assert str(info.value) == "the store cannot write: no space left on device"
+    assert info.value.describe().startswith(f"cannot write {store.root}/objects/")
     leftovers = [p for p in store.root.rglob("*") if p.is_file()]
     assert leftovers == []
 

@@ -7,7 +7,7 @@ import socket
 
 import pytest
 
-from contracts import Answer, ArtifactStore, IndexManifest
+from contracts import Answer, ArtifactStore, Catalog, EmbeddingSet, IndexManifest
 from flows.answer_flow import answer_flow
 from flows.ingest_flow import INDEX_POINTER, ingest_flow
 from tests.fakes import ScriptedLLM
@@ -114,16 +114,25 @@ def test_embedder_failure_degrades_to_error_refusal(store_root, fake_backends):
     _assert_store_clean(store_root)
 
 
-def test_deleted_index_file_degrades_to_error_refusal(store_root):
+def test_deleted_index_files_are_rebuilt_and_deleted_vectors_refuse_by_name(store_root):
     st = ArtifactStore(store_root)
     manifest = st.get(st.get_pointer(INDEX_POINTER), IndexManifest)
     for _, sha in manifest.blobs:
         st.blob_path(sha).unlink()
+    from flows import index_views
     from flows.index_backends import clear_index_caches
 
     clear_index_caches()
+    # The index is derived data: the question's view is built again from the documents' stored vectors.
     answer = _ask(store_root, "What is the punishment for theft?")
-    assert (answer.status, answer.reason_code) == ("error", "artifact_missing")
+    assert answer.status == "success", answer.refusal_reason
+    # A document's own vectors are not: without them the question is refused, naming the document.
+    entry = next(e for e in st.get(st.get_pointer("catalog/current"), Catalog).entries if e.doc_code == "IPC")
+    st.blob_path(st.get(f"embedding_set.v1:{entry.embedding_set_sha256}", EmbeddingSet).vectors_blob).unlink()
+    index_views._views.clear()
+    answer = _ask(store_root, "What is the punishment for cheating?")  # a new question: no stored retrieval
+    assert (answer.status, answer.reason_code) == ("error", "artifact_corrupt")
+    assert "IPC (penal_code.txt) is damaged" in answer.refusal_reason and str(store_root) not in answer.refusal_reason
     _assert_store_clean(store_root)
 
 
