@@ -175,7 +175,7 @@ def outcome_of(question: SquadQuestion, answer: Answer) -> Outcome:
 
 
 def split_metrics(maker: MetricMaker, outcomes: Sequence[Outcome]) -> list[Metric]:
-    """The four figures of one split. Errors count as neither refused nor answered."""
+    """The four rates of one split and the ROC AUC of its scores. Errors count as neither refused nor answered."""
     unans = [o for o in outcomes if o.question.impossible]
     ans = [o for o in outcomes if not o.question.impossible]
     given = [o for o in outcomes if o.status == "answered"]
@@ -267,15 +267,17 @@ def run(ctx: EvalContext, answered: tuple[AnsweredItem, ...] = ()) -> SuiteOutpu
 
     from evaluation.plots import line_plot_svg
 
-    svg = line_plot_svg("Risk–coverage as the answerability threshold rises (SQuAD 2.0)",
+    # The score an answer is ranked by: the verifier's answerability when it read, else retrieval confidence.
+    score_name = "answerability" if verifier is not None else "confidence"
+    svg = line_plot_svg(f"Risk–coverage as the {score_name} threshold rises (SQuAD 2.0)",
                         [(s, [r[1] for r in curves[s]], [r[2] for r in curves[s]]) for s in SPLITS],
                         xlabel="coverage (answers given / questions)", ylabel="risk (wrong / given)")
     tables.append(ReportTable(
-        title="Risk–coverage over the answerability threshold",
+        title=f"Risk–coverage over the {score_name} threshold",
         columns=("half", "threshold", "coverage", "risk", "given", "wrong"),
         rows=tuple((s, f"{t:.2f}", f"{c:.3f}", f"{r:.3f}", str(g), str(w))
                    for s in SPLITS for t, c, r, g, w in curves[s]),
-        note="an answer is given at threshold t when it succeeded with a score (answerability) >= t; wrong = unanswerable "
+        note=f"an answer is given at threshold t when it succeeded with a score ({score_name}) >= t; wrong = unanswerable "
              "answered, or answerable answered without a gold answer"))
     notes = (f"{len(chunks)} chunks from {len(indexed)} articles; questions of both halves are asked over all of "
              f"them; default retrieval and policy; LLM {ctx.llm.get('backend', 'extractive')}.",)

@@ -61,7 +61,8 @@ def test_a_new_question_needs_no_prefect_nor_torch_and_a_repeated_one_no_model(s
 
     record = ArtifactStore(store).get_run(again["run_id"])
     assert [(s.stage, s.cached) for s in record.steps] == [
-        ("request", False), ("retrieve", True), ("context", True), ("precheck", True), ("generate", True),
+        ("request", False), ("retrieve", True), ("context", True), ("answerability", True), ("precheck", True),
+        ("generate", True),
         ("validate", True)]
 
 

@@ -66,7 +66,8 @@ def test_shipped_floors_file_loads_and_bad_files_are_config_errors(tmp_path: Pat
 
 
 def test_choose_suites() -> None:
-    assert choose_suites(None, has_questions=False) == ["refusal", "hallucination", "injection", "retrieval", "grounding"]
+    assert choose_suites(None, has_questions=False) == ["refusal", "hallucination", "injection", "retrieval", "provisions",
+                                                              "grounding"]
     assert choose_suites(None, has_questions=True)[-2:] == ["questions", "grounding"]
     assert choose_suites(["grounding"], has_questions=False) == ["refusal", "hallucination", "grounding"]
     with pytest.raises(ConfigError, match="unknown suite"):

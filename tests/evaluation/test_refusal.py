@@ -138,7 +138,9 @@ def test_split_metrics_on_known_outcomes():
     maker = MetricMaker("refusal", "squad_dev", "hand-made", split="dev", resamples=200)
     metrics = {m.name: m for m in split_metrics(maker, OUTCOMES)}
     assert list(metrics) == ["unanswerable refused", "answerable answered", "answerable gold in answer",
-                             "answered precision"]
+                             "answered precision", "answerability ROC AUC"]
+    auc = metrics.pop("answerability ROC AUC")
+    assert 0.0 <= auc.value <= 1.0 and auc.n == len(OUTCOMES)
     got = {name: (m.count, m.n, m.value) for name, m in metrics.items()}
     assert got == {"unanswerable refused": (3, 5, 0.6), "answerable answered": (4, 6, 4 / 6),
                    "answerable gold in answer": (3, 6, 0.5), "answered precision": (3, 5, 0.6)}
@@ -151,7 +153,7 @@ def test_split_metrics_on_known_outcomes():
     assert precision.ci == expected and expected.low <= 0.6 <= expected.high
     constant = split_metrics(maker, [_o(True, "refused", reason="low_confidence")] * 4
                              + [_o(False, "answered", right=True, confidence=0.9)] * 3)
-    assert all((m.value, m.ci.low, m.ci.high) == (1.0, 1.0, 1.0) for m in constant)
+    assert all((m.value, m.ci.low, m.ci.high) == (1.0, 1.0, 1.0) for m in constant if "AUC" not in m.name)
 
 
 def test_reasons_table_counts_per_class():
@@ -205,8 +207,9 @@ def test_the_suite_on_two_tiny_articles(tmp_path):
     report = out.report
     ids = [m.id for m in report.metrics]
     assert ids == [f"refusal.squad_{s}.{n}" for s in ("dev", "held") for n in (
-        "unanswerable_refused", "answerable_answered", "answerable_gold_in_answer", "answered_precision")]
-    assert [m.split for m in report.metrics] == ["dev"] * 4 + ["held"] * 4
+        "unanswerable_refused", "answerable_answered", "answerable_gold_in_answer", "answered_precision",
+        "answerability_ROC_AUC")]
+    assert [m.split for m in report.metrics] == ["dev"] * 5 + ["held"] * 5
     assert "dev half: 1 article (Aldermoor), 1 answerable + 1 unanswerable" in report.metrics[0].dataset
     # Every answer is handed on, with its pack, for the grounding suite.
     assert len(out.answered) == 4 and {a.dataset for a in out.answered} == {"squad_dev", "squad_held"}
