@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")
-SUITES = ("refusal", "hallucination", "injection", "retrieval", "grounding")
+SUITES = ("refusal", "hallucination", "injection", "retrieval", "provisions", "grounding")
 
 
 @pytest.fixture(scope="module")
