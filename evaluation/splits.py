@@ -31,8 +31,10 @@ from contracts.errors import ConfigError
 
 __all__ = [
     "HALUEVAL",
+    "IPC_BENCH_TAGS",
     "IPC_DEV",
     "IPC_HELD",
+    "IPC_JUDGE",
     "IPC_LATER",
     "SQUAD_MANIFEST",
     "SquadSplit",
@@ -45,6 +47,10 @@ SQUAD_MANIFEST = Path(__file__).resolve().parent / "data" / "squad_held_split.js
 IPC_DEV = ("dev",)
 IPC_LATER = ("heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6")
 IPC_HELD = ("heldout7", "heldout8", "heldout9")
+IPC_JUDGE = ("heldout9",)
+"""The held-out judge of the provision rerank: ``bench/`` runs it only when asked (``--judge``)."""
+IPC_BENCH_TAGS = {f"held{name.removeprefix('heldout')}": name for name in (*IPC_LATER[1:], *IPC_HELD)}
+"""``bench/``'s names for the sets written after the first held-out one: ``held2`` -> ``heldout2`` .. ``held9``."""
 
 HALUEVAL = {"dev": range(0, 250), "held": range(250, 500)}
 
