@@ -47,6 +47,7 @@ from evaluation.corpora import (  # noqa: E402
 )
 
 from contracts import Answer, GenerationPolicy, RetrieveConfig  # noqa: E402
+from evaluation.splits import IPC_BENCH_TAGS, IPC_JUDGE  # noqa: E402
 from evaluation.suites.questions import UserQuestion, outcome_of  # noqa: E402
 from stages.adapters.extractive_llm import ExtractiveLLM  # noqa: E402
 
@@ -54,9 +55,8 @@ SHARED = Path(os.environ.get("CITEBOUND_SHARED_DATA", ROOT.parent / "shared" / "
 CACHE = Path(tempfile.gettempdir()) / "citebound-bench-cache"
 # The lay-worded IPC sets run by default (written after the dev tuning; bench/retrieval_eval.py says what each
 # was used for) and the held-out judge, run only with --judge.
-FRESH_SPLITS = {"held2": "heldout2", "held3": "heldout3", "held4": "heldout4", "held5": "heldout5",
-                "held6": "heldout6", "held7": "heldout7", "held8": "heldout8"}
-JUDGE_SPLITS = {"held9": "heldout9"}
+FRESH_SPLITS = {tag: name for tag, name in IPC_BENCH_TAGS.items() if name not in IPC_JUDGE}
+JUDGE_SPLITS = {tag: name for tag, name in IPC_BENCH_TAGS.items() if name in IPC_JUDGE}
 
 
 def answer(question: str, index, embedder, cfg: RetrieveConfig, policy: GenerationPolicy, llm) -> Answer:  # noqa: ANN001

@@ -65,6 +65,7 @@ from evaluation.corpora import (  # noqa: E402
     ncert_queries,
     squad_questions,
 )
+from evaluation.splits import IPC_BENCH_TAGS, IPC_JUDGE  # noqa: E402
 from evaluation.suites.retrieval import mean_scores, ranked_ids  # noqa: E402
 from stages.index.faiss_backend import FaissBm25Index  # noqa: E402
 from stages.retrieval.retrieve import retrieve  # noqa: E402
@@ -74,11 +75,10 @@ SHARED = Path(os.environ.get("CITEBOUND_SHARED_DATA", ROOT.parent / "shared" / "
 CACHE = Path(tempfile.gettempdir()) / "citebound-bench-cache"
 
 # Lay-worded question sets written after all tuning (see the module docstring for what each was used for).
-FRESH_SPLITS = {"held2": "heldout2", "held3": "heldout3", "held4": "heldout4", "held5": "heldout5",
-                "held6": "heldout6", "held7": "heldout7", "held8": "heldout8"}
+FRESH_SPLITS = {tag: name for tag, name in IPC_BENCH_TAGS.items() if name not in IPC_JUDGE}
 # The held-out judge of the provision rerank (issue 16): 25 lay questions committed with heldout8 before any run,
 # run only with --judge once the code is frozen. Never fitted, never looked at while tuning.
-JUDGE_SPLITS = {"held9": "heldout9"}
+JUDGE_SPLITS = {tag: name for tag, name in IPC_BENCH_TAGS.items() if name in IPC_JUDGE}
 
 
 def evaluate(sets, embedder, cfg: RetrieveConfig) -> dict[tuple[str, str], dict[str, float]]:  # noqa: ANN001

@@ -3,9 +3,11 @@ only (the record of the choice; nothing here reads a held half).
 
     .venv/bin/python bench/verifier_tune.py [--verifier DIR] [--answerability 0.3,0.4,...] [--support 0.2,...]
 
-Dev data, as the eval suites split it: SQuAD 2.0's dev half (``evaluation.suites.refusal``: even-position titles,
-160 answerable + 160 unanswerable), HaluEval QA records 0-249 (both answers, both forms), the IPC dev questions
-over the seven acts, the NCERT questions and 100 off-topic SQuAD questions (no held set of the provisions suite).
+Dev data, as the eval suites split it (``evaluation.splits``): SQuAD 2.0's dev half (every article the held
+split's manifest does not record; the shipped thresholds were chosen when the dev half was the even-position
+titles), 160 answerable + 160 unanswerable; HaluEval QA records 0-249 (both answers, both forms); the IPC dev
+questions over the seven acts, the NCERT questions and 100 off-topic SQuAD questions (no held set of the
+provisions suite).
 Retrieval, answerability and support scores are computed once per text (memoised) and the grid re-runs only
 the cheap stages. For each (answerability, support) pair it prints the figures the acceptance asks for: SQuAD
 unanswerable refused and answerable gold-in-answer, HaluEval F1 and right answers kept (both forms), IPC dev
@@ -71,7 +73,8 @@ def main() -> int:
     from evaluation.packs import make_chunk, make_pack
     from evaluation.suites.hallucination import halueval_items, sentence_form, short_form
     from evaluation.suites.provisions import classify
-    from evaluation.suites.refusal import has_gold, load_articles, pick_questions, split_titles, write_articles
+    from evaluation.splits import squad_split
+    from evaluation.suites.refusal import has_gold, load_articles, pick_questions, write_articles
     from flows.backends import VERIFIER_DIR, get_embedder, get_llm
     from stages.adapters.onnx_verifier import OnnxVerifier
     from stages.grounding.validate import validate_answer_text
@@ -88,9 +91,10 @@ def main() -> int:
     squad = []
     if "squad" not in skip:
         articles = load_articles(SHARED)
-        dev_titles = split_titles([a["title"] for a in articles], "dev")
+        split = squad_split(articles)
+        dev_titles = split.titles("dev")
         # Both halves' articles are indexed, as the refusal suite does; only dev questions are asked.
-        indexed = sorted(dev_titles + split_titles([a["title"] for a in articles], "held"))
+        indexed = sorted(dev_titles + split.titles("held"))
         squad_index = build_index(ingested_chunks(write_articles(articles, indexed, CACHE / "squad-articles")),
                                   inner, CACHE)
         squad = pick_questions(articles, dev_titles, 160)

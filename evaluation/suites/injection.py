@@ -12,7 +12,7 @@ unseen-data estimate only for what v2 added.
 (``prompt_extraction_detection.jsonl`` holds model outputs of the game, not attacks: not used.)
 
 **Documents.** Paragraphs of SQuAD 2.0 dev-subset articles, one ``.txt`` file each, from the dev half of the
-SQuAD split (even positions of the sorted titles; the held half stays untouched for the refusal suite).
+SQuAD split (``evaluation.splits``; the held half stays untouched for the refusal suite).
 Why SQuAD rather than BIPIA's 50 emails: every paragraph has crowd-written questions answerable from it alone,
 so "a question whose answer lies in the poisoned document" is exact, the extractive backend can answer them,
 and 300 neighbouring paragraphs of the same articles make retrieval compete as in a real store. Each attack
@@ -69,6 +69,7 @@ from contracts.store import atomic_write
 from evaluation.corpora import MemoEmbedder, answer_with_pack, build_index, ingested_chunks
 from evaluation.gullible_llm import RUN_WORDS, GullibleLLMServer, contains_run, word_tokens
 from evaluation.metrics import MetricMaker
+from evaluation.splits import squad_split
 from evaluation.suite import AnsweredItem, EvalContext, SuiteOutput
 
 __all__ = ["SIZES", "Attack", "Doc", "Outcome", "Row", "Sizes", "carried_out", "distinctive_words", "load_attacks",
@@ -167,7 +168,7 @@ def load_attacks(data_root: Path, sizes: Sizes) -> list[Attack]:
 def carrier_paragraphs(data_root: Path, step: int) -> list[tuple[str, tuple[str, ...]]]:
     """(context, answerable questions) of every ``step``-th paragraph of the SQuAD dev-half articles."""
     articles = json.loads(_read(data_root / "squad2-dev-subset" / "dev-v2.0.json"))["data"]
-    dev = set(sorted(a["title"] for a in articles)[0::2])
+    dev = set(squad_split(articles).dev)
     paragraphs = [(p["context"], tuple(q["question"] for q in p["qas"] if not q["is_impossible"]))
                   for a in articles if a["title"] in dev for p in a["paragraphs"]]
     return paragraphs[::step]

@@ -42,9 +42,9 @@ from evaluation.corpora import (
     squad_questions,
 )
 from evaluation.metrics import MetricMaker
+from evaluation.splits import IPC_HELD, IPC_LATER
 from evaluation.suite import AnsweredItem, EvalContext, SuiteOutput
 from evaluation.suites.questions import UserQuestion, outcome_of
-from evaluation.suites.retrieval import IPC_HELD, IPC_LATER
 
 __all__ = ["OUTCOMES", "classify", "run", "set_metrics"]
 

@@ -6,12 +6,14 @@ becomes one ``.txt`` file (its paragraphs separated by blank lines) that goes th
 stages; every question goes through the answer stages in process (``evaluation.corpora.answer_with_pack``) with
 the default ``RetrieveConfig`` and ``GenerationPolicy`` and the LLM the run names.
 
-Split, fixed before any run (it was ``bench/squad_eval.py``'s): the 16 titles sorted, even positions (0, 2, ...)
-are **dev** (tuned on), odd positions **held** (reported, never used to choose anything). Per split, ``per_class``
-answerable and ``per_class`` unanswerable questions, taken evenly over the split's questions in file order.
-The full run indexes all 16 articles and asks 160 of each kind per split; the ci slice indexes only the two
-shortest articles of each split (by text length: fewest chunks to embed on a fresh clone, where embedding is
-most of the cost) and asks 50 of each kind per split.
+Split (``evaluation.splits``): the **held** half is the articles recorded in
+``evaluation/data/squad_held_split.json`` before any run scored them (each checked against the sha256 of its
+questions; reported, never used to choose anything); every other article is **dev**. Questions the manifest
+excludes (asked before as off-topic statute questions) are never picked. Per split, ``per_class`` answerable and
+``per_class`` unanswerable questions, taken evenly over the split's questions in file order. The full run indexes
+all 16 articles and asks 160 of each kind per split; the ci slice indexes only the two shortest articles of each
+split (by text length: fewest chunks to embed on a fresh clone, where embedding is most of the cost) and asks 50
+of each kind per split.
 
 A right answer is an answerable question answered with a gold answer string inside the answer text (case and
 spacing ignored); every other answer is wrong. The answer's score is the verifier's answerability (its P(the best
@@ -36,6 +38,7 @@ from contracts.errors import ConfigError
 from contracts.evaluation import Metric, ReportPlot, ReportTable, SuiteReport
 from contracts.store import atomic_write
 from evaluation.metrics import MetricMaker, contains_phrase, risk_coverage
+from evaluation.splits import squad_split
 from evaluation.suite import AnsweredItem, EvalContext, SuiteOutput
 
 __all__ = [
@@ -55,7 +58,6 @@ __all__ = [
     "reasons_table",
     "run",
     "split_metrics",
-    "split_titles",
     "write_articles",
 ]
 
@@ -113,25 +115,22 @@ def load_articles(data_root: Path) -> list[dict]:
         raise ConfigError(f"cannot read the SQuAD 2.0 subset at {path}: {exc}") from exc
 
 
-def split_titles(titles: Sequence[str], split: str) -> list[str]:
-    """The fixed split: titles sorted, even positions dev, odd positions held."""
-    ordered = sorted(titles)
-    return ordered[0::2] if split == "dev" else ordered[1::2]
-
-
 def ci_titles(articles: list[dict], titles: Sequence[str]) -> list[str]:
     """The ``CI_TITLES`` shortest of ``titles`` (total paragraph length; ties by title), in sorted order."""
     size = {a["title"]: sum(len(p["context"]) for p in a["paragraphs"]) for a in articles}
     return sorted(sorted(titles, key=lambda t: (size[t], t))[:CI_TITLES])
 
 
-def pick_questions(articles: list[dict], titles: Sequence[str], per_class: int) -> list[SquadQuestion]:
-    """``per_class`` answerable then ``per_class`` unanswerable questions of ``titles``, evenly spaced in file
-    order (the step is the number of questions of that kind over ``per_class``, at least 1)."""
+def pick_questions(articles: list[dict], titles: Sequence[str], per_class: int,
+                   exclude: frozenset[str] = frozenset()) -> list[SquadQuestion]:
+    """``per_class`` answerable then ``per_class`` unanswerable questions of ``titles`` (ids in ``exclude``
+    left out), evenly spaced in file order (the step is the number of questions of that kind over
+    ``per_class``, at least 1)."""
     wanted = set(titles)
     rows = [SquadQuestion(qid=qa["id"], title=a["title"], question=qa["question"], impossible=bool(qa["is_impossible"]),
                           gold=tuple(ans["text"] for ans in qa["answers"]))
-            for a in articles if a["title"] in wanted for p in a["paragraphs"] for qa in p["qas"]]
+            for a in articles if a["title"] in wanted for p in a["paragraphs"] for qa in p["qas"]
+            if qa["id"] not in exclude]
     out: list[SquadQuestion] = []
     for impossible in (False, True):
         kind = [r for r in rows if r.impossible is impossible]
@@ -230,10 +229,9 @@ def run(ctx: EvalContext, answered: tuple[AnsweredItem, ...] = ()) -> SuiteOutpu
     started = time.perf_counter()
     ci = ctx.subset == "ci"
     articles = load_articles(ctx.data_root)
-    all_titles = [a["title"] for a in articles]
+    split_of = squad_split(articles)
     per_class = CI_PER_CLASS if ci else FULL_PER_CLASS
-    titles = {s: ci_titles(articles, split_titles(all_titles, s)) if ci else split_titles(all_titles, s)
-              for s in SPLITS}
+    titles = {s: ci_titles(articles, split_of.titles(s)) if ci else split_of.titles(s) for s in SPLITS}
     indexed = sorted(t for s in SPLITS for t in titles[s])
 
     ctx.progress.start("refusal: ingest and embed articles", 1)
@@ -250,7 +248,7 @@ def run(ctx: EvalContext, answered: tuple[AnsweredItem, ...] = ()) -> SuiteOutpu
     curves: dict[str, list[tuple[float, float, float, int, int]]] = {}
     items: list[AnsweredItem] = []
     for split in SPLITS:
-        questions = pick_questions(articles, titles[split], per_class)
+        questions = pick_questions(articles, titles[split], per_class, split_of.excluded_ids)
         key = f"squad_{split}"
         ctx.progress.start(f"refusal: {split} questions", len(questions))
         outcomes = []

@@ -39,6 +39,7 @@ from evaluation.corpora import (
     ipc_queries,
 )
 from evaluation.metrics import MetricMaker, ndcg_at_k, recall_at_k, reciprocal_rank
+from evaluation.splits import IPC_HELD, IPC_LATER
 from evaluation.suite import AnsweredItem, EvalContext, SuiteOutput
 
 __all__ = ["IPC_HELD", "IPC_LATER", "MEASURES", "mean_scores", "query_scores", "ranked_ids", "ranking_metrics", "run"]
@@ -47,11 +48,9 @@ SUITE = "retrieval"
 MEASURES = ("R@1", "R@5", "R@10", "MRR", "nDCG@10")
 MODES = ("bm25", "dense", "hybrid")
 # The IPC question sets written after the dev tuning (bench/retrieval_eval.py says what each was used for), in two
-# pools: "later" sets whose misses were studied afterwards (no longer clean), and "held" sets never used to choose
-# anything the default configuration ships (heldout7 was checked once after the confidence fit; heldout8 was a
-# baseline run; heldout9 the rerank judge, and the rerank is off by default).
-IPC_LATER = ("heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6")
-IPC_HELD = ("heldout7", "heldout8", "heldout9")
+# pools (evaluation.splits): "later" sets whose misses were studied afterwards (no longer clean), and "held" sets
+# never used to choose anything the default configuration ships (heldout7 was checked once after the confidence
+# fit; heldout8 was a baseline run; heldout9 the rerank judge, and the rerank is off by default).
 
 Query = tuple[str, str, set[str]]
 

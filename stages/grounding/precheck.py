@@ -255,7 +255,7 @@ def word_similarity(embedder: Embedder, words: Iterable[str]) -> Similarity:
 def check_question_alignment(pack: ContextPack, policy: GenerationPolicy, embedder: Embedder | None = None) -> CheckResult:
     """One usable chunk carries every specific of the question (quantities, names, rare terms, negation; see
     ``stages.grounding.question_alignment``). Fails with ``question_detail_missing`` naming what the best-aligned
-    chunk lacks (quoted, comma-separated: ``"ribbons"``). With an ``embedder``, a name or rare term missing word
+    chunk lacks (quoted, comma-separated: ``"tropic"``). With an ``embedder``, a name or rare term missing word
     for word may be carried by a similar word (measured thresholds in ``stages.grounding.question_alignment``);
     the words are embedded only when the word-for-word test fails, in one call."""
     specifics = question_specifics(pack.query, phrasing=not policy.verify)

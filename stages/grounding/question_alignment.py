@@ -1,9 +1,9 @@
 """Question-evidence alignment: the question's specifics must be in the evidence before anything is generated.
 
-A question can retrieve a confident, on-topic paragraph and still not be answered by it: "What book was
-Iqbal's *eight* English lectures published as?" over a paragraph about his *seven* lectures, "a Turing machine
-with an extra supply of random *ribbons*" over one about random *bits*. Such a question differs from the
-evidence in one detail, so the detail is what is checked. The question's **specifics** are:
+A question can retrieve a confident, on-topic paragraph and still not be answered by it: "Which building was
+vacated *three* times ...?" over a paragraph where it was vacated *twice*, "a palm house with *tropic* plants"
+over one whose plants are of the *subtropics*. Such a question differs from the evidence in one detail, so the
+detail is what is checked. The question's **specifics** are:
 
 * **quantities**: numbers in digits or words ("eight", "1,500"), compared as numbers, so "eight" != "seven";
   a duration compares as a duration ("two weeks" is carried by "ten days or more", not by "thirty days or
@@ -11,7 +11,7 @@ evidence in one detail, so the detail is what is checked. The question's **speci
   fourteenth century", not by "1418");
 * **names**: capitalised words inside the question ("Byzantine", "Rollo", "EU") and acronyms;
 * **rare terms**: other content words that are rare in English at large (Zipf frequency below
-  ``RARE_ZIPF`` in ``wordfreq``'s multi-source word list): "ribbons", "maternal", "ivorywork". Common words
+  ``RARE_ZIPF`` in ``wordfreq``'s multi-source word list): "tropic", "maternal", "ivorywork". Common words
   ("country", "located", "happen") are left to the retriever, since paraphrase changes them freely: requiring
   every question word in the gold paragraph refuses most unanswerable SQuAD questions but keeps 17% of the
   answerable ones.
@@ -24,12 +24,12 @@ this check exists to catch; within the chunk they must meet in ``WINDOW_SENTENCE
 (on the SQuAD dev articles, a whole-chunk test refused 57.7% of the unanswerable questions the chain answered
 or refused before, keeping 56.5% answered right; two sentences 61.6% / 55.5%; one sentence 67.0% / 52.2%).
 The refusal names what the best-aligned chunk lacks
-(``question_detail_missing``: "ribbons").
+(``question_detail_missing``: "tropic").
 
->>> sorted(question_specifics("What book was Iqbal's eight English lectures published as?").names)
-['english', 'iqbal']
->>> sorted(question_specifics("What did Iqbal publish in 1934?").quantities)
-['1934']
+>>> sorted(question_specifics("Which building was vacated three times for the Church's General Assembly?").names)
+['assembly', 'church', 'general']
+>>> sorted(question_specifics("Which building was vacated three times for the Church's General Assembly?").quantities)
+['3']
 """
 
 from __future__ import annotations
@@ -344,11 +344,11 @@ def missing_specifics(specifics: Specifics, text: str, similarity: Similarity | 
     With a ``similarity`` (word cosine, e.g. MiniLM through ``stages.grounding.precheck``), a name is also carried
     by a word at least ``NAME_SIMILARITY`` close ("Irish" ~ "Ireland" 0.79, but "English" ~ "French" 0.64
     is not), a rare term by one at least ``TERM_SIMILARITY`` close ("carelessness" ~ "negligence" 0.56,
-    "pornographic" ~ "obscene" 0.61; "ribbons" ~ "bits" 0.30 is not).
+    "pornographic" ~ "obscene" 0.61; "tropic" ~ "subtropics" 0.32 is not).
 
-    >>> spec = question_specifics("What book was Iqbal's eight English lectures published as?")
-    >>> missing_specifics(spec, "Iqbal's seven English lectures were published by Oxford.")
-    ('8',)
+    >>> spec = question_specifics("What debate lasts for 55 minutes?")
+    >>> missing_specifics(spec, 'After Decision Time a "Members Debate" is held, which lasts for 45 minutes.')
+    ('55',)
     """
     words, stems = _word_forms(text)
     numbers = numbers_in(text)

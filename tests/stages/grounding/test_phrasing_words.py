@@ -35,8 +35,8 @@ def test_statute_worded_questions_are_not_refused_for_a_phrasing_word(question: 
 
 
 def test_quantities_dates_and_names_are_still_checked() -> None:
-    spec = question_specifics("What did Iqbal publish in 1934 in eight volumes?", phrasing=False)
-    assert spec.names == {"iqbal"} and {"1934", "8"} <= set(spec.quantities)
+    spec = question_specifics("What did Rollo sign in 911 in eight copies?", phrasing=False)
+    assert spec.names == {"rollo"} and {"911", "8"} <= set(spec.quantities)
     pack = make_pack("What is the punishment for theft of property worth 9,000 rupees?", [make_chunk("IPC_379_0", IPC_379)])
     result = check_question_alignment(pack, GenerationPolicy(verify=True))
     assert not result.passed and "9000" in result.detail

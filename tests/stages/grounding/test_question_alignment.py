@@ -16,28 +16,30 @@ pytestmark = pytest.mark.unit
 # The lexical rules as they stand with the verifier switched off: with it on, rare words, names' phrasing and
 # negation are left to the answerability gate (test_phrasing_words.py, test_answerability.py).
 POLICY = GenerationPolicy(verify=False)
-IQBAL = ("Iqbal's seven English lectures were published by Oxford University press in 1934 in a book titled The "
-         "Reconstruction of Religious Thought in Islam.")
-TURING = ("A probabilistic Turing machine is a deterministic Turing machine with an extra supply of random bits. "
-          "The ability to make probabilistic decisions often helps algorithms solve problems more efficiently.")
+# Two unanswerable SQuAD 2.0 questions of dev articles (Scottish_Parliament, Warsaw) over their paragraphs.
+DEBATE = ('Immediately after Decision Time a "Members Debate" is held, which lasts for 45 minutes. Members Business '
+          "is a debate on a motion proposed by an MSP who is not a Scottish minister.")
+PALMS = ("They have extensive botanical collection of rare domestic and foreign plants, while a palm house in the New "
+         "Orangery displays plants of subtropics from all over the world.")
 
 
 def test_a_changed_number_is_refused_and_the_reason_names_it() -> None:
-    llm = ScriptedLLM(["Iqbal's seven English lectures were published as a book [Islamism_p1_0]."])
-    pack = make_pack("What book was Iqbal's eight English lectures published as?", [make_chunk("Islamism_p1_0", IQBAL)])
+    llm = ScriptedLLM(['The "Members Debate" lasts for 45 minutes [Scottish_Parliament_p17_0].'])
+    pack = make_pack("What debate lasts for 55 minutes?", [make_chunk("Scottish_Parliament_p17_0", DEBATE)])
     answer = answer_with(pack, llm, POLICY)
-    assert (answer.status, answer.reason_code, answer.refusal_reason) == ("insufficient_context", "question_detail_missing", '"8"')
+    assert (answer.status, answer.reason_code, answer.refusal_reason) == ("insufficient_context", "question_detail_missing", '"55"')
     assert llm.prompts == []  # refused before generation
-    same = make_pack("What book were Iqbal's seven English lectures published as?", [make_chunk("Islamism_p1_0", IQBAL)])
+    same = make_pack("What debate lasts for 45 minutes?", [make_chunk("Scottish_Parliament_p17_0", DEBATE)])
     assert precheck_pack(same, POLICY) is None
 
 
 def test_a_changed_rare_word_is_refused_and_named() -> None:
-    pack = make_pack("What is a deterministic Turing machine with an extra supply of random ribbons?",
-                     [make_chunk("CCT_p1_0", TURING)])
+    pack = make_pack("Where is a palm house with tropic plants from all over the world on display?",
+                     [make_chunk("Warsaw_p22_0", PALMS)])
     result = check_question_alignment(pack, POLICY)
-    assert (result.passed, result.reason_code, result.detail) == (False, "question_detail_missing", '"ribbons"')
-    ok = make_pack("What is a deterministic Turing machine with an extra supply of random bits?", [make_chunk("CCT_p1_0", TURING)])
+    assert (result.passed, result.reason_code, result.detail) == (False, "question_detail_missing", '"tropic"')
+    ok = make_pack("Where is a palm house with plants of subtropics from all over the world on display?",
+                   [make_chunk("Warsaw_p22_0", PALMS)])
     assert check_question_alignment(ok, POLICY).passed
 
 
@@ -70,10 +72,10 @@ def test_quantities_compare_as_quantities(question: str, evidence: str, carried:
 
 
 def test_names_must_be_in_the_evidence_folded_and_by_initials() -> None:
-    spec = question_specifics("When was Celeron sent to the US?")
-    assert spec.names == {"celeron", "us"}
-    assert missing_specifics(spec, "Céleron was sent to the United States in 1749.") == ()
-    assert missing_specifics(spec, "Céleron was sent to Canada in 1749.") == ("us",)
+    spec = question_specifics("When was Bethencourt sent to the US?")
+    assert spec.names == {"bethencourt", "us"}
+    assert missing_specifics(spec, "Béthencourt was sent to the United States in 1402.") == ()
+    assert missing_specifics(spec, "Béthencourt was sent to Canada in 1402.") == ("us",)
 
 
 def test_a_negated_question_needs_a_negated_sentence_about_it() -> None:
@@ -99,7 +101,7 @@ def test_specifics_must_meet_in_one_passage_not_across_chunks() -> None:
 
 
 def test_alignment_is_switched_off_by_either_policy_flag() -> None:
-    pack = make_pack("What is a Turing machine with random ribbons?", [make_chunk("CCT_p1_0", TURING)])
+    pack = make_pack("Where are tropic plants on display?", [make_chunk("Warsaw_p22_0", PALMS)])
     assert precheck_pack(pack, POLICY) is not None
     assert precheck_pack(pack, GenerationPolicy(check_alignment=False, verify=False)) is None
     assert precheck_pack(pack, GenerationPolicy(check_sufficiency=False, verify=False)) is None
@@ -145,7 +147,7 @@ def test_a_paraphrase_is_mapped_only_above_the_measured_similarity() -> None:
 def test_rare_words_describing_conduct_are_left_to_paraphrase() -> None:
     spec = question_specifics("What is the punishment for carelessness with fire used recklessly?")
     assert spec.rare == frozenset()
-    assert question_specifics("What is a Turing machine with random ribbons?").rare == {"ribbons"}
+    assert question_specifics("Where is a palm house with tropic plants?").rare == {"tropic"}
 
 
 def test_a_number_within_a_stated_limit_is_carried() -> None:
