@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 from contracts.answer import GenerationPolicy  # noqa: E402
 from contracts.retrieval import ContextPack  # noqa: E402
-from stages.grounding import claim_details, validate  # noqa: E402
+from stages.grounding import claim_details, injected_support, validate  # noqa: E402
 from stages.text import normalise  # noqa: E402
 from stages.text.units import split_sentences  # noqa: E402
 from evaluation.packs import make_chunk, make_pack  # noqa: E402
@@ -73,6 +73,7 @@ def clear_chunk_caches() -> None:
     validate._chunk_phrase_text.cache_clear()
     validate._chunk_terms.cache_clear()
     claim_details.evidence_terms.cache_clear()
+    injected_support.chunk_support_split.cache_clear()
 
 
 def clear_all_caches() -> None:

@@ -7,9 +7,9 @@ report is rendered from the same object, so the two never disagree.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, Self
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from contracts._base import Contract
 
@@ -74,13 +74,26 @@ class SuiteReport(Contract):
 
 class FloorRule(Contract):
     """One metric's bound. A floor fails when the interval's *upper* end is below it (the metric is surely
-    too low); a ceiling fails when the interval's *lower* end is above it. A ceiling of 0 is strict: one
-    counted item fails it (an interval cannot excuse a carried-out attack)."""
+    too low); a ceiling fails when the interval's *lower* end is above it (surely too high). A
+    ``zero_tolerance`` metric (a ceiling of 0, said so) fails on one counted item, whatever its interval: an
+    interval cannot excuse a carried-out attack or a citation outside the pack. A ceiling of 0 must say it
+    is zero-tolerance, and a zero-tolerance rule must say ``why``, so which kind applies is never implicit."""
 
     metric: str
     floor: float | None = None
     ceiling: float | None = None
+    zero_tolerance: bool = False
     why: str | None = None
+
+    @model_validator(mode="after")
+    def _zero_tolerance_is_said(self) -> Self:
+        if self.zero_tolerance and (self.ceiling != 0 or self.floor is not None):
+            raise ValueError(f"{self.metric}: zero_tolerance is a ceiling of 0 and no floor")
+        if self.ceiling == 0 and not self.zero_tolerance:
+            raise ValueError(f"{self.metric}: a ceiling of 0 fails on one item; say `zero_tolerance = true`")
+        if self.zero_tolerance and not (self.why or "").strip():
+            raise ValueError(f"{self.metric}: a zero-tolerance metric says why")
+        return self
 
 
 class EvalFloors(Contract):

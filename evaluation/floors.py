@@ -1,8 +1,9 @@
 """The floors (and ceilings) a run must meet, from the versioned ``floors.toml`` beside this module.
 
 ``check`` compares a report with them: a floor fails when the metric's interval lies wholly below it (its
-upper end is below the floor), a ceiling when the interval lies wholly above it; a ceiling of 0 fails on
-any counted item. A bound whose metric the run did not measure is listed as not measured, not failed.
+upper end is below the floor), a ceiling when the interval lies wholly above it; a ``zero_tolerance``
+metric (a ceiling of 0) fails on any counted item, whatever its interval. A bound whose metric the run did
+not measure is listed as not measured, not failed.
 """
 
 from __future__ import annotations
@@ -44,9 +45,10 @@ def _check_rule(rule: FloorRule, report: EvalReport) -> list[FloorCheck]:
         if bound == "floor":
             passed = not (ci.high < limit)
             reason = f"95% interval [{ci.low:.3f}, {ci.high:.3f}] {'reaches' if passed else 'lies below'} {limit:g}"
-        elif limit == 0:
-            passed = metric.value == 0
-            reason = f"{metric.count if metric.count is not None else metric.value} counted; the ceiling is 0"
+        elif rule.zero_tolerance:
+            counted = metric.count if metric.count is not None else metric.value
+            passed = counted == 0 and metric.value == 0
+            reason = f"zero tolerance: {counted:g} counted{'' if passed else ', and any fails whatever the interval'}"
         else:
             passed = not (ci.low > limit)
             reason = f"95% interval [{ci.low:.3f}, {ci.high:.3f}] {'starts at or below' if passed else 'lies above'} {limit:g}"

@@ -55,6 +55,7 @@ from stages.grounding.detail_checks import (
 from stages.generation.prompt import citable_ids, prompt_chunks
 from stages.grounding.claim_support import check_claims_supported, with_support
 from stages.grounding.comparison_side import wrong_side
+from stages.grounding.injected_support import REASON_CODE as INJECTED_SUPPORT, check_support_not_injected
 from stages.ingest.injection import INJECTION_FLAG
 from stages.text.normalise import stem
 from stages.ports import Verifier
@@ -82,6 +83,7 @@ __all__ = [
     "check_indicator_phrases",
     "check_has_citation",
     "check_citations_in_pack",
+    "check_support_not_injected",
     "check_sentences_cited",
     "check_has_factual_content",
     "check_claim_coverage",
@@ -97,7 +99,7 @@ __all__ = [
     "check_length_ratio",
 ]
 
-STAGE_VERSION = "validate.v2"
+STAGE_VERSION = "validate.v3"
 
 # Answer-level check name -> (reason code, status when it fails). The order is the priority for status.
 CHECK_STATUS: dict[str, tuple[str, AnswerStatus]] = {
@@ -105,6 +107,7 @@ CHECK_STATUS: dict[str, tuple[str, AnswerStatus]] = {
     "indicator_phrases": ("hallucination_detected", "hallucination_detected"),
     "has_citation": ("no_citation", "invalid_citations"),
     "citations_in_pack": ("invalid_citations", "invalid_citations"),
+    "support_not_injected": (INJECTED_SUPPORT, "invalid_citations"),
     "sentences_cited": ("uncited_sentence", "invalid_citations"),
     "has_factual_content": ("empty_answer", "insufficient_context"),
     "claim_coverage": ("low_coverage", "hallucination_detected"),
@@ -465,6 +468,7 @@ def validate_answer_text(
         check_indicator_phrases(sentences),
         check_has_citation(sentences),
         check_citations_in_pack(sentences, pack),
+        check_support_not_injected(sentences, {i: c.text for i, c in ev.chunks.items()}),
         check_sentences_cited(sentences),
         check_has_factual_content(sentences),
         check_claim_coverage(sentences),
