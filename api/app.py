@@ -30,10 +30,12 @@ from api.models import (
     DifyRecord,
     DifyRetrievalRequest,
     DifyRetrievalResponse,
+    DocCode,
     DocumentList,
     ErrorBody,
     Health,
     HighlightView,
+    Identifier,
     QueryRequest,
     QueryResponse,
     SourceView,
@@ -254,7 +256,7 @@ def create_app(cfg: ApiConfig) -> FastAPI:
         return DifyRetrievalResponse(records=records)
 
     @app.get("/sources/{semantic_id}", response_model=SourceView, responses={404: {"model": ErrorBody}})
-    def source(semantic_id: str, who: Authed) -> SourceView:
+    def source(semantic_id: Identifier, who: Authed) -> SourceView:
         try:
             return SourceView(semantic_id=semantic_id, chunk=engine.source(semantic_id, tenant=who.tenant))
         except NotFound as exc:
@@ -272,7 +274,7 @@ def create_app(cfg: ApiConfig) -> FastAPI:
         return chunk, page
 
     @app.get("/sources/{semantic_id}/highlights", response_model=HighlightView, responses={404: {"model": ErrorBody}})
-    def source_highlights(semantic_id: str, who: Authed, page: int | None = None) -> HighlightView:
+    def source_highlights(semantic_id: Identifier, who: Authed, page: int | None = None) -> HighlightView:
         chunk, page = _chunk_page(semantic_id, who, page)
         found = engine.highlights(chunk)
         if found is None:
@@ -284,7 +286,7 @@ def create_app(cfg: ApiConfig) -> FastAPI:
 
     @app.get("/sources/{semantic_id}/page.png", response_class=Response,
              responses={200: {"content": {"image/png": {}}}, 404: {"model": ErrorBody}})
-    def source_page(semantic_id: str, who: Authed, page: int | None = None) -> Response:
+    def source_page(semantic_id: Identifier, who: Authed, page: int | None = None) -> Response:
         from api.highlight import render_page
 
         chunk, page = _chunk_page(semantic_id, who, page)
@@ -302,8 +304,8 @@ def create_app(cfg: ApiConfig) -> FastAPI:
 
     @app.post("/documents", response_model=list[UploadReport])
     def upload(who: Authed, files: Annotated[list[UploadFile], File()],
-               project_id: Annotated[str, Form(min_length=1, max_length=200)] = "default",
-               doc_code: Annotated[str | None, Form(max_length=64)] = None) -> list[UploadReport]:
+               project_id: Annotated[Identifier, Form()] = "default",
+               doc_code: Annotated[DocCode | None, Form()] = None) -> list[UploadReport]:
         out = []
         for f in files:
             try:
@@ -326,7 +328,7 @@ def create_app(cfg: ApiConfig) -> FastAPI:
         return out
 
     @app.delete("/documents/{doc}", responses={404: {"model": ErrorBody}})
-    def delete_document(doc: str, who: Authed) -> dict[str, list[str]]:
+    def delete_document(doc: Identifier, who: Authed) -> dict[str, list[str]]:
         try:
             removed = engine.remove_document(doc, tenant=who.tenant)
         except NotFound as exc:
@@ -337,7 +339,7 @@ def create_app(cfg: ApiConfig) -> FastAPI:
         return {"removed": list(removed)}
 
     @app.get("/runs/{run_id}", responses={404: {"model": ErrorBody}})
-    def run(run_id: str, who: Authed) -> dict:
+    def run(run_id: Identifier, who: Authed) -> dict:
         record = engine.run(run_id)
         owner = (db.run_tenant(run_id) if db is not None else None) or (
             dict(record.parameters).get("tenant") if record is not None else None)

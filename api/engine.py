@@ -28,6 +28,7 @@ from contracts import (
     IndexConfig,
     RetrievalResult,
     RetrieveConfig,
+    cache_key,
     sha256_bytes,
     sha256_text,
 )
@@ -287,6 +288,9 @@ class Engine:
                         self.store.delete_blob(self.store.get(out, EmbeddingSet).vectors_blob)
                     except CiteboundError:
                         pass
+                # The stage-cache entry that named it goes first: no entry may point at a deleted object.
+                self.store.forget(cache_key(step.stage, step.stage_version, step.config_sha256, step.inputs,
+                                            step.code_version), out)
                 self.store.delete_object(out.kind, out.sha256)
 
     def remove_document(self, doc: str, *, tenant: str) -> tuple[str, ...]:
