@@ -2,10 +2,11 @@
 re-derived from stored source bytes and drops what cannot, ``gc`` removes what nothing current references.
 
 fsck reads every object (hash, kind, schema), every blob (hash), every pointer, run record and stage-cache
-entry, and follows what is current (the catalog and the store's index) down to each document's chunk set, its
-provenance (the artifacts its header's ``input_refs`` name, back to the source), its embedding set, its vectors
-and its source bytes. Each problem is named ``kind:sha`` (``blob:sha``, ``pointer:NAME``, ...) with the
-documents and tenants it affects; the catalog, the store's index and their pointers are ``shared``.
+entry (one naming an object the store does not hold is ``dangling``), and follows what is current (the catalog
+and the store's index) down to each document's chunk set, its provenance (the artifacts its header's
+``input_refs`` name, back to the source), its embedding set, its vectors and its source bytes. Each problem is
+named ``kind:sha`` (``blob:sha``, ``pointer:NAME``, ...) with the documents and tenants it affects; the
+catalog, the store's index and their pointers are ``shared``.
 
 repair holds the writers' lock exclusively (no ingest runs meanwhile). It deletes every file that does not
 verify; restores the catalog if it was lost (from the store's index, which lists the current chunk sets, else
@@ -177,6 +178,11 @@ def fsck(store: ArtifactStore) -> FsckReport:
         if ref is None:
             problems[f"cache:{key[:12]}"] = StoreProblem(problem="corrupt", name=f"cache:{key[:12]}", sha256=key,
                                                          detail="a stage-cache entry that does not parse")
+        elif (ref.kind, ref.sha256) not in scan.objects:
+            # A hit would be a miss (the store checks), but an entry naming nothing is damage all the same.
+            problems[f"cache:{key[:12]}"] = StoreProblem(
+                problem="dangling", name=f"cache:{key[:12]}", sha256=key,
+                detail=f"a stage-cache entry naming {_name(ref.kind, ref.sha256)}, which the store does not hold")
     return FsckReport(
         problems=tuple(sorted(problems.values(), key=lambda p: (not p.shared, p.name))),
         n_objects=len(scan.objects), n_blobs=len(scan.blobs), n_pointers=len(pointers), n_runs=len(store.run_names()),
@@ -210,7 +216,7 @@ def repair(store: ArtifactStore, *, embedder_name: str = "minilm", index_type: s
     settings = Settings()
     with store.writers(exclusive=True, on_wait=on_wait):
         before = fsck(store)
-        removed = [_remove(store, p) for p in before.problems if p.problem == "corrupt"]
+        removed = [_remove(store, p) for p in before.problems if p.problem in ("corrupt", "dangling")]
         rebuilt: list[str] = []
         catalog = _catalog_for_repair(store, rebuilt)
         reports: list[FileIngestReport] = []
