@@ -54,6 +54,9 @@ from contracts.errors import (
 __all__ = ["ApiConfig", "create_app", "ApiError"]
 
 VERSION = "1"
+# The answer flow's reason codes for a store the file system refuses (flows.answer_flow.degraded_answer), and
+# the status an upload or a retrieval gets for the same trouble.
+_STORAGE_REASONS = {"storage_full": 507, "storage_unavailable": 503}
 
 
 @dataclass(frozen=True)
@@ -222,6 +225,10 @@ def create_app(cfg: ApiConfig) -> FastAPI:
                                    llm_model=llm.model if llm else None, llm_base_url=llm.base_url if llm else None)
         except ConfigError as exc:
             raise ApiError(422, "invalid_settings", str(exc)) from exc
+        if answer.status == "error" and answer.reason_code in _STORAGE_REASONS:
+            # A store the file system refuses: the same 507/503 as an upload or a retrieval, not a refusal.
+            raise ApiError(_STORAGE_REASONS[answer.reason_code], "storage_unavailable",
+                           (answer.refusal_reason or "").partition("): ")[2] or None)
         if db is not None and answer.run_id:
             db.record_run(answer.run_id, tenant, "answer")
         if answer.refusal_reason and public(answer.refusal_reason) != answer.refusal_reason:
