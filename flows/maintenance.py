@@ -9,12 +9,12 @@ named ``kind:sha`` (``blob:sha``, ``pointer:NAME``, ...) with the documents and 
 catalog, the store's index and their pointers are ``shared``.
 
 repair holds the writers' lock exclusively (no ingest runs meanwhile). It deletes every file that does not
-verify; restores the catalog if it was lost (from the store's index, which lists the current chunk sets, else
-the newest stored catalog that verifies); then for each document with something damaged or missing it finds
-the source bytes (the stored blob, or the original file or upload copy when its sha256 still matches) and runs
-the document's ingest again on them (stages whose outputs still verify come from the cache). A document without
-source bytes, or whose bytes no longer ingest, is dropped. The index is then rebuilt from what verifies, and
-fsck runs again: the report says what it still finds.
+verify (and, at the end, every stage-cache entry naming an object no longer there); restores the catalog if it
+was lost (from the store's index, which lists the current chunk sets, else the newest stored catalog that
+verifies); then for each document with something damaged or missing it finds the source bytes (the stored blob,
+or the original file or upload copy when its sha256 still matches) and runs the document's ingest again on them
+(stages whose outputs still verify come from the cache). A document without source bytes, or whose bytes no
+longer ingest, is dropped. The index is then rebuilt from what verifies, and fsck runs again: the report says what it still finds.
 
 gc, also under the exclusive lock (it waits for running ingests; the upload copies and blobs of an ingest in
 progress are never swept), keeps the current documents' source bytes, vectors and upload copies and the current
@@ -248,6 +248,10 @@ def repair(store: ArtifactStore, *, embedder_name: str = "minilm", index_type: s
                                      index_cfg=IndexConfig(index_type=index_type or _index_type(store, settings)),
                                      embedder_name=embedder_name, rebuild=True)
             rebuilt.append("index")
+        # Cache entries naming what was deleted above (or was lost before): a hit is already a miss, but fsck
+        # must find nothing pointing at nothing.
+        removed += [_remove(store, StoreProblem(problem="dangling", name=f"cache:{key[:12]}", sha256=key))
+                    for key, ref in list(store.cache_entries()) if ref is not None and not store.exists(ref)]
         after = fsck(store)
     return RepairReport(removed=tuple(removed), rederived=tuple(rederived), dropped=tuple(dropped),
                         rebuilt=tuple(rebuilt), remaining=after.problems,
