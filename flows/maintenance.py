@@ -14,7 +14,8 @@ was lost (from the store's index, which lists the current chunk sets, else the n
 verifies); then for each document with something damaged or missing it finds the source bytes (the stored blob,
 or the original file or upload copy when its sha256 still matches) and runs the document's ingest again on them
 (stages whose outputs still verify come from the cache). A document without source bytes, or whose bytes no
-longer ingest, is dropped. The index is then rebuilt from what verifies, and fsck runs again: the report says what it still finds.
+longer ingest, is dropped. The index is then rebuilt from what verifies, and fsck runs again: the report says
+what it still finds.
 
 gc, also under the exclusive lock (it waits for running ingests; the upload copies and blobs of an ingest in
 progress are never swept), keeps the current documents' source bytes, vectors and upload copies and the current
