@@ -317,7 +317,7 @@ def create_app(cfg: ApiConfig) -> FastAPI:
         for f in files:
             try:
                 report = engine.ingest_upload(f.filename or "upload", f.file.read(), tenant=who.tenant,
-                                              project=project_id, doc_code=doc_code)
+                                              project=project_id, doc_code=doc_code or None)
             except (StorageError, ArtifactCorruptError, ArtifactNotFoundError):
                 raise  # the store's trouble, not the file's: 503/507 above
             except CiteboundError as exc:

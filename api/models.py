@@ -44,7 +44,7 @@ def _printable(value: str) -> str:
 # Every identifier a caller sends (tenant and project ids, Dify's knowledge_id, semantic ids and doc names in
 # paths): one type, so every route answers a bad one with 422 (/retrieval: Dify's error shape).
 Identifier = Annotated[str, StringConstraints(min_length=1, max_length=200), AfterValidator(_printable)]
-DocCode = Annotated[str, StringConstraints(min_length=1, max_length=64), AfterValidator(_printable)]
+DocCode = Annotated[str, StringConstraints(max_length=64), AfterValidator(_printable)]  # empty: from the file name
 
 
 class _Body(BaseModel):
