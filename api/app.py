@@ -30,10 +30,12 @@ from api.models import (
     DifyRecord,
     DifyRetrievalRequest,
     DifyRetrievalResponse,
+    DocCode,
     DocumentList,
     ErrorBody,
     Health,
     HighlightView,
+    Identifier,
     QueryRequest,
     QueryResponse,
     SourceView,
@@ -52,6 +54,9 @@ from contracts.errors import (
 __all__ = ["ApiConfig", "create_app", "ApiError"]
 
 VERSION = "1"
+# The answer flow's reason codes for a store the file system refuses (flows.answer_flow.degraded_answer), and
+# the status an upload or a retrieval gets for the same trouble.
+_STORAGE_REASONS = {"storage_full": 507, "storage_unavailable": 503}
 
 
 @dataclass(frozen=True)
@@ -220,6 +225,10 @@ def create_app(cfg: ApiConfig) -> FastAPI:
                                    llm_model=llm.model if llm else None, llm_base_url=llm.base_url if llm else None)
         except ConfigError as exc:
             raise ApiError(422, "invalid_settings", str(exc)) from exc
+        if answer.status == "error" and answer.reason_code in _STORAGE_REASONS:
+            # A store the file system refuses: the same 507/503 as an upload or a retrieval, not a refusal.
+            raise ApiError(_STORAGE_REASONS[answer.reason_code], "storage_unavailable",
+                           (answer.refusal_reason or "").partition("): ")[2] or None)
         if db is not None and answer.run_id:
             db.record_run(answer.run_id, tenant, "answer")
         if answer.refusal_reason and public(answer.refusal_reason) != answer.refusal_reason:
@@ -254,7 +263,7 @@ def create_app(cfg: ApiConfig) -> FastAPI:
         return DifyRetrievalResponse(records=records)
 
     @app.get("/sources/{semantic_id}", response_model=SourceView, responses={404: {"model": ErrorBody}})
-    def source(semantic_id: str, who: Authed) -> SourceView:
+    def source(semantic_id: Identifier, who: Authed) -> SourceView:
         try:
             return SourceView(semantic_id=semantic_id, chunk=engine.source(semantic_id, tenant=who.tenant))
         except NotFound as exc:
@@ -272,7 +281,7 @@ def create_app(cfg: ApiConfig) -> FastAPI:
         return chunk, page
 
     @app.get("/sources/{semantic_id}/highlights", response_model=HighlightView, responses={404: {"model": ErrorBody}})
-    def source_highlights(semantic_id: str, who: Authed, page: int | None = None) -> HighlightView:
+    def source_highlights(semantic_id: Identifier, who: Authed, page: int | None = None) -> HighlightView:
         chunk, page = _chunk_page(semantic_id, who, page)
         found = engine.highlights(chunk)
         if found is None:
@@ -284,7 +293,7 @@ def create_app(cfg: ApiConfig) -> FastAPI:
 
     @app.get("/sources/{semantic_id}/page.png", response_class=Response,
              responses={200: {"content": {"image/png": {}}}, 404: {"model": ErrorBody}})
-    def source_page(semantic_id: str, who: Authed, page: int | None = None) -> Response:
+    def source_page(semantic_id: Identifier, who: Authed, page: int | None = None) -> Response:
         from api.highlight import render_page
 
         chunk, page = _chunk_page(semantic_id, who, page)
@@ -302,13 +311,13 @@ def create_app(cfg: ApiConfig) -> FastAPI:
 
     @app.post("/documents", response_model=list[UploadReport])
     def upload(who: Authed, files: Annotated[list[UploadFile], File()],
-               project_id: Annotated[str, Form(min_length=1, max_length=200)] = "default",
-               doc_code: Annotated[str | None, Form(max_length=64)] = None) -> list[UploadReport]:
+               project_id: Annotated[Identifier, Form()] = "default",
+               doc_code: Annotated[DocCode | None, Form()] = None) -> list[UploadReport]:
         out = []
         for f in files:
             try:
                 report = engine.ingest_upload(f.filename or "upload", f.file.read(), tenant=who.tenant,
-                                              project=project_id, doc_code=doc_code)
+                                              project=project_id, doc_code=doc_code or None)
             except (StorageError, ArtifactCorruptError, ArtifactNotFoundError):
                 raise  # the store's trouble, not the file's: 503/507 above
             except CiteboundError as exc:
@@ -326,7 +335,7 @@ def create_app(cfg: ApiConfig) -> FastAPI:
         return out
 
     @app.delete("/documents/{doc}", responses={404: {"model": ErrorBody}})
-    def delete_document(doc: str, who: Authed) -> dict[str, list[str]]:
+    def delete_document(doc: Identifier, who: Authed) -> dict[str, list[str]]:
         try:
             removed = engine.remove_document(doc, tenant=who.tenant)
         except NotFound as exc:
@@ -337,7 +346,7 @@ def create_app(cfg: ApiConfig) -> FastAPI:
         return {"removed": list(removed)}
 
     @app.get("/runs/{run_id}", responses={404: {"model": ErrorBody}})
-    def run(run_id: str, who: Authed) -> dict:
+    def run(run_id: Identifier, who: Authed) -> dict:
         record = engine.run(run_id)
         owner = (db.run_tenant(run_id) if db is not None else None) or (
             dict(record.parameters).get("tenant") if record is not None else None)

@@ -28,6 +28,7 @@ from contracts import (
     IndexConfig,
     RetrievalResult,
     RetrieveConfig,
+    cache_key,
     sha256_bytes,
     sha256_text,
 )
@@ -109,8 +110,11 @@ class Engine:
         self._in_flight: dict[str, list[tuple[str, int, str]]] = {}
         self._in_flight_lock = threading.Lock()
 
-    def warm_up(self) -> None:
-        """Load what a first question would: the embedder and the current index."""
+    def warm_up(self) -> str | None:
+        """Load what a first question would: the embedder and the current index. When the index does not load (a
+        document's chunk set or an index blob does not verify), say so and start anyway: each scope's view is
+        then built from its own documents, the damaged one left out and named to the questions that need it
+        (``flows/index_views.py``). Returns that note for the operator, None when all loaded."""
         from flows.backends import get_embedder
         from flows.ingest_flow import INDEX_POINTER
         from flows.tasks import load_search_index
@@ -119,9 +123,14 @@ class Engine:
         warm = getattr(embedder, "warm_up", None)
         if callable(warm):
             warm()
-        ref = self.store.get_pointer(INDEX_POINTER)
-        if ref is not None:
-            load_search_index(self.root, ref, self.cfg.embedder)
+        try:
+            ref = self.store.get_pointer(INDEX_POINTER)
+            if ref is not None:
+                load_search_index(self.root, ref, self.cfg.embedder)
+        except (ArtifactCorruptError, ArtifactNotFoundError) as exc:
+            return (f"the store's index does not load ({exc}): each tenant is served from its documents that "
+                    "verify; run `citebound fsck`, then `citebound repair`")
+        return None
 
     # ------------------------------------------------------------------ queries
 
@@ -287,6 +296,9 @@ class Engine:
                         self.store.delete_blob(self.store.get(out, EmbeddingSet).vectors_blob)
                     except CiteboundError:
                         pass
+                # The stage-cache entry that named it goes first: no entry may point at a deleted object.
+                self.store.forget(cache_key(step.stage, step.stage_version, step.config_sha256, step.inputs,
+                                            step.code_version), out)
                 self.store.delete_object(out.kind, out.sha256)
 
     def remove_document(self, doc: str, *, tenant: str) -> tuple[str, ...]:

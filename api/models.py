@@ -3,9 +3,10 @@ themselves (``contracts.Answer``, ``contracts.RetrievalResult``): the same JSON 
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 from contracts import Answer, CatalogEntry, Chunk, RetrievalResult
 
@@ -23,9 +24,27 @@ __all__ = [
     "SourceView",
     "Health",
     "HighlightView",
+    "Identifier",
+    "DocCode",
 ]
 
 SettingValue = str | int | float | bool
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _printable(value: str) -> str:
+    """An identifier reaches file names, hashes, SQL and logs: a control character (NUL above all) is refused
+    here, as the caller's error, before any of them sees it."""
+    if _CONTROL.search(value):
+        raise ValueError("must not contain control characters (NUL, tab, newline, ...)")
+    return value
+
+
+# Every identifier a caller sends (tenant and project ids, Dify's knowledge_id, semantic ids and doc names in
+# paths): one type, so every route answers a bad one with 422 (/retrieval: Dify's error shape).
+Identifier = Annotated[str, StringConstraints(min_length=1, max_length=200), AfterValidator(_printable)]
+DocCode = Annotated[str, StringConstraints(max_length=64), AfterValidator(_printable)]  # empty: from the file name
 
 
 class _Body(BaseModel):
@@ -43,9 +62,9 @@ class LLMChoice(_Body):
 
 class QueryRequest(_Body):
     query: str = Field(min_length=1, max_length=4000)
-    tenant_id: str | None = Field(default=None, max_length=200,
-                                  description="must be the caller's own tenant when given (a key reaches one tenant)")
-    project_id: str = Field(default="default", min_length=1, max_length=200)
+    tenant_id: Identifier | None = Field(
+        default=None, description="must be the caller's own tenant when given (a key reaches one tenant)")
+    project_id: Identifier = "default"
     k: int | None = Field(default=None, gt=0, le=100, description="top-k chunks (default: the project's setting)")
     mode: Literal["answer", "retrieval_only"] = "answer"
     llm: LLMChoice | None = None
@@ -70,7 +89,7 @@ class DifyRetrievalRequest(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="ignore")
 
-    knowledge_id: str = Field(min_length=1, max_length=200)
+    knowledge_id: Identifier
     query: str = Field(min_length=1, max_length=4000)
     retrieval_setting: DifyRetrievalSetting
     metadata_condition: dict[str, Any] | None = None

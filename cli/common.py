@@ -4,12 +4,16 @@ the options every command takes."""
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 import time
 from pathlib import Path
 
-__all__ = ["store_root", "prepare", "parse_sets", "add_common", "check_writable"]
+__all__ = ["store_root", "prepare", "parse_sets", "add_common", "check_writable", "quiet_store_refusals"]
+
+# The loggers Prefect's flow and task engines report a failed run on (``prefect.logging.get_logger``).
+_PREFECT_RUN_LOGGERS = ("prefect.engine", "prefect.flow_runs", "prefect.task_runs")
 
 
 def store_root(args: argparse.Namespace) -> Path:
@@ -30,6 +34,32 @@ def check_writable(root: Path) -> None:
         os.unlink(probe)
     except OSError as exc:
         raise StorageError("write", root, exc) from exc
+
+
+def _is_store_refusal(record: logging.LogRecord) -> bool:
+    from contracts.errors import StorageError
+
+    exc = record.exc_info[1] if record.exc_info else None
+    seen = 0
+    while exc is not None and seen < 20:
+        if isinstance(exc, StorageError):
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return "StorageError" in record.getMessage()  # "Finished in state Failed(... StorageError: ...)"
+
+
+def quiet_store_refusals() -> None:
+    """Keep Prefect from reporting a run the store's file system refused (full, read-only, no permission):
+    ``cli.main`` says that in one line (path and cause) and exits 2. Every other failure is still logged.
+    Filters on the loggers themselves, so Prefect's own logging set-up (at its import) keeps them."""
+    for name in _PREFECT_RUN_LOGGERS:
+        logger = logging.getLogger(name)
+        if _drop_store_refusals not in logger.filters:
+            logger.addFilter(_drop_store_refusals)
+
+
+def _drop_store_refusals(record: logging.LogRecord) -> bool:
+    return not _is_store_refusal(record)
 
 
 def prepare(args: argparse.Namespace, *, prefect: bool = True) -> Path:

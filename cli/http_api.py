@@ -36,7 +36,9 @@ def cmd_api(args: argparse.Namespace) -> int:
                     quota_bytes=settings.quota_bytes, quota_documents=settings.quota_documents)
     app = create_app(cfg)
     with local_run_settings(os.environ.get("PREFECT_API_URL")):
-        app.state.engine.warm_up()
+        note = app.state.engine.warm_up()
+        if note:
+            print(f"citebound: {note}", file=sys.stderr)
         print(f"citebound API for {root} on http://{args.host}:{args.port} (OpenAPI at /docs)", file=sys.stderr)
         if db is not None and not any(not k.revoked for k in db.list_keys()):
             print("no API keys yet: every request will be refused until you run "

@@ -17,7 +17,7 @@ import sys
 from cli import (
     ask, demo, documents, evaluate, http_api, index, ingest, maintenance, prefect_server, runs, settings, train,
 )
-from cli.common import prepare
+from cli.common import prepare, quiet_store_refusals
 
 __all__ = ["build_parser", "main"]
 
@@ -48,6 +48,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.before_flows(args)  # refuse bad requests before paying for a Prefect start-up
             # Flow runs from this process: no per-run heartbeat thread (0.6-0.8 s per run, see bench/cli.py).
             prepare(args)  # env and server first: Prefect reads its settings when it is imported
+            quiet_store_refusals()  # a store the file system refuses is told in one line below, not by Prefect
             from flows.runners import local_run_settings
 
             with local_run_settings(os.environ.get("PREFECT_API_URL")):

@@ -13,10 +13,10 @@ class StoreProblem(Contract):
     """One thing in the store that does not verify, or that something current needs and cannot be found.
 
     ``name`` is ``kind:sha`` (12 hex digits) for an object, ``blob:sha`` for a blob, ``pointer:NAME``,
-    ``run:ID`` or ``cache:KEY``. ``documents`` (``IPC (penal_code.pdf)``) and ``tenants`` are those it affects;
+    ``run:ID`` or ``cache:KEY``; ``dangling`` is a stage-cache entry naming an object the store does not hold. ``documents`` (``IPC (penal_code.pdf)``) and ``tenants`` are those it affects;
     ``shared`` marks what every tenant relies on (the catalog, the store's index, a pointer to them)."""
 
-    problem: Literal["corrupt", "missing", "unreadable_kind"]
+    problem: Literal["corrupt", "missing", "unreadable_kind", "dangling"]
     name: str
     sha256: str | None = None
     documents: tuple[str, ...] = ()

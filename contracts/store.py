@@ -458,6 +458,16 @@ class ArtifactStore:
     def remember(self, key: str, ref: ArtifactRef) -> None:
         _write(self._cache_path(key), canonical_json(ref))
 
+    def forget(self, key: str, ref: ArtifactRef) -> None:
+        """Remove the cache entry ``key`` if it still records ``ref`` (whose artifact is being deleted)."""
+        path = self._cache_path(key)
+        try:
+            if ArtifactRef.model_validate_json(path.read_bytes()) != ref:
+                return
+        except (OSError, ValueError, ValidationError):
+            return
+        self._unlink(path)
+
     # ----------------------------------------------------------------- pointers
     def _pointer_path(self, name: str) -> Path:
         if not _NAME_RE.match(name):

@@ -28,6 +28,7 @@ from contracts.errors import (
     ConfigError,
     IndexMismatchError,
     LLMTransportError,
+    StorageError,
     VerifierLoadError,
 )
 from flows import runs
@@ -66,8 +67,13 @@ _REASONS: tuple[tuple[type[BaseException], str], ...] = (
 
 def degraded_answer(query: str, exc: BaseException, policy: GenerationPolicy) -> Answer:
     """The deterministic refusal for any failure. Built from contracts only, so it cannot fail itself."""
-    code = next((c for t, c in _REASONS if isinstance(exc, t)), "internal_error")
-    detail = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, StorageError):
+        # A store the file system refuses: full or otherwise (the API answers these 507 and 503, as it does an
+        # upload or a retrieval: api/app.py). Its message names the action and the cause, never the path.
+        code, detail = ("storage_full" if exc.no_space else "storage_unavailable"), str(exc)
+    else:
+        code = next((c for t, c in _REASONS if isinstance(exc, t)), "internal_error")
+        detail = f"{type(exc).__name__}: {exc}"
     return Answer(
         query=query, status="error", answer=policy.refusal_text,
         refusal_reason=f"the answer pipeline failed ({code}): {detail[:400]}", reason_code=code,

@@ -2,18 +2,20 @@
 re-derived from stored source bytes and drops what cannot, ``gc`` removes what nothing current references.
 
 fsck reads every object (hash, kind, schema), every blob (hash), every pointer, run record and stage-cache
-entry, and follows what is current (the catalog and the store's index) down to each document's chunk set, its
-provenance (the artifacts its header's ``input_refs`` name, back to the source), its embedding set, its vectors
-and its source bytes. Each problem is named ``kind:sha`` (``blob:sha``, ``pointer:NAME``, ...) with the
-documents and tenants it affects; the catalog, the store's index and their pointers are ``shared``.
+entry (one naming an object the store does not hold is ``dangling``), and follows what is current (the catalog
+and the store's index) down to each document's chunk set, its provenance (the artifacts its header's
+``input_refs`` name, back to the source), its embedding set, its vectors and its source bytes. Each problem is
+named ``kind:sha`` (``blob:sha``, ``pointer:NAME``, ...) with the documents and tenants it affects; the
+catalog, the store's index and their pointers are ``shared``.
 
 repair holds the writers' lock exclusively (no ingest runs meanwhile). It deletes every file that does not
-verify; restores the catalog if it was lost (from the store's index, which lists the current chunk sets, else
-the newest stored catalog that verifies); then for each document with something damaged or missing it finds
-the source bytes (the stored blob, or the original file or upload copy when its sha256 still matches) and runs
-the document's ingest again on them (stages whose outputs still verify come from the cache). A document without
-source bytes, or whose bytes no longer ingest, is dropped. The index is then rebuilt from what verifies, and
-fsck runs again: the report says what it still finds.
+verify (and, at the end, every stage-cache entry naming an object no longer there); restores the catalog if it
+was lost (from the store's index, which lists the current chunk sets, else the newest stored catalog that
+verifies); then for each document with something damaged or missing it finds the source bytes (the stored blob,
+or the original file or upload copy when its sha256 still matches) and runs the document's ingest again on them
+(stages whose outputs still verify come from the cache). A document without source bytes, or whose bytes no
+longer ingest, is dropped. The index is then rebuilt from what verifies, and fsck runs again: the report says
+what it still finds.
 
 gc, also under the exclusive lock (it waits for running ingests; the upload copies and blobs of an ingest in
 progress are never swept), keeps the current documents' source bytes, vectors and upload copies and the current
@@ -177,6 +179,11 @@ def fsck(store: ArtifactStore) -> FsckReport:
         if ref is None:
             problems[f"cache:{key[:12]}"] = StoreProblem(problem="corrupt", name=f"cache:{key[:12]}", sha256=key,
                                                          detail="a stage-cache entry that does not parse")
+        elif (ref.kind, ref.sha256) not in scan.objects:
+            # A hit would be a miss (the store checks), but an entry naming nothing is damage all the same.
+            problems[f"cache:{key[:12]}"] = StoreProblem(
+                problem="dangling", name=f"cache:{key[:12]}", sha256=key,
+                detail=f"a stage-cache entry naming {_name(ref.kind, ref.sha256)}, which the store does not hold")
     return FsckReport(
         problems=tuple(sorted(problems.values(), key=lambda p: (not p.shared, p.name))),
         n_objects=len(scan.objects), n_blobs=len(scan.blobs), n_pointers=len(pointers), n_runs=len(store.run_names()),
@@ -210,7 +217,7 @@ def repair(store: ArtifactStore, *, embedder_name: str = "minilm", index_type: s
     settings = Settings()
     with store.writers(exclusive=True, on_wait=on_wait):
         before = fsck(store)
-        removed = [_remove(store, p) for p in before.problems if p.problem == "corrupt"]
+        removed = [_remove(store, p) for p in before.problems if p.problem in ("corrupt", "dangling")]
         rebuilt: list[str] = []
         catalog = _catalog_for_repair(store, rebuilt)
         reports: list[FileIngestReport] = []
@@ -242,6 +249,10 @@ def repair(store: ArtifactStore, *, embedder_name: str = "minilm", index_type: s
                                      index_cfg=IndexConfig(index_type=index_type or _index_type(store, settings)),
                                      embedder_name=embedder_name, rebuild=True)
             rebuilt.append("index")
+        # Cache entries naming what was deleted above (or was lost before): a hit is already a miss, but fsck
+        # must find nothing pointing at nothing.
+        removed += [_remove(store, StoreProblem(problem="dangling", name=f"cache:{key[:12]}", sha256=key))
+                    for key, ref in list(store.cache_entries()) if ref is not None and not store.exists(ref)]
         after = fsck(store)
     return RepairReport(removed=tuple(removed), rederived=tuple(rederived), dropped=tuple(dropped),
                         rebuilt=tuple(rebuilt), remaining=after.problems,

@@ -119,7 +119,10 @@ def run_stage(
         raise ValueError(f"stage {stage!r} has no input artifacts: call run_stage with force=True")
     ref = store.put(output, stage=stage, stage_version=version.label, config_sha256=cfg_sha, inputs=inputs,
                     code_version=version.code)
-    store.remember(key, ref)
+    if inputs:
+        # A stage without inputs (source, request) is always recomputed: its one key would name every output, so
+        # remembering it would only repoint one entry at the latest, maybe since discarded, output.
+        store.remember(key, ref)
     return step(ref, cached=False)
 
 

@@ -249,3 +249,15 @@ def test_code_version_is_recorded_but_not_part_of_the_address(store):
     a = store.put(AnswerRequest(query="q"), stage="request", stage_version="request.v1", code_version="1" * 64)
     b = store.put(AnswerRequest(query="q"), stage="request", stage_version="request.v1", code_version="2" * 64)
     assert a == b and store.header(a).code_version == "1" * 64  # the first writer's code version is kept
+
+
+def test_forget_removes_a_cache_entry_only_while_it_names_that_output(store):
+    ref = store.put(AnswerRequest(query="q"), stage="request", stage_version="request.v1")
+    other = store.put(AnswerRequest(query="r"), stage="request", stage_version="request.v1")
+    key = cache_key("request", "request.v1", "cfg", (other,))
+    store.remember(key, ref)
+    store.forget(key, other)  # the entry names another output: it stays
+    assert store.cached(key) == ref
+    store.forget(key, ref)
+    assert store.cached(key) is None and not list(store.cache_entries())
+    store.forget(key, ref)  # forgetting an entry that is gone is no error

@@ -139,3 +139,44 @@ def test_gc_removes_what_nothing_references_and_keeps_the_rest(store_root, tmp_p
     assert fsck(st).ok and gc(st).blobs_removed == 0
     assert _ask(store_root, "What is the punishment for theft?", "acme").status == "success"
     assert json.loads(done.model_dump_json())["blob_bytes"] > 0
+
+
+def _dangling(st: ArtifactStore) -> list[str]:
+    """The stage-cache entries that name an object the store does not hold."""
+    return [key for key, ref in st.cache_entries() if ref is not None and not st.exists(ref)]
+
+
+def test_fsck_names_a_dangling_cache_entry_and_repair_removes_it(store_root):
+    from contracts import ArtifactRef, cache_key
+
+    st = ArtifactStore(store_root)
+    key = cache_key("chunk", "chunk.v1", "c" * 64, (ArtifactRef(kind="cleaned_document.v1", sha256="1" * 64),))
+    st.remember(key, ArtifactRef(kind="chunk_set.v1", sha256="2" * 64))  # an output the store never held
+    report = fsck(st)
+    assert [(p.problem, p.name) for p in report.problems] == [("dangling", f"cache:{key[:12]}")]
+    assert "chunk_set.v1:222222222222" in report.problems[0].detail
+    mended = repair(st)
+    assert f"cache:{key[:12]}" in mended.removed and not mended.remaining
+    assert fsck(st).ok and not _dangling(st)
+
+
+def test_a_rejected_upload_leaves_no_cache_entry_naming_what_it_discarded(store_root):
+    import pymupdf
+
+    from api.engine import Engine, EngineConfig
+
+    st = ArtifactStore(store_root)
+    doc = pymupdf.open()
+    doc.new_page().insert_text((72, 72), "1. Short title. This Act may be called the Truncated Act. " * 20)
+    data = doc.tobytes()
+    engine = Engine(EngineConfig(store_root=store_root, embedder="hash"))
+    assert not _dangling(st)
+    for name, body in (("truncated.pdf", data[: len(data) // 2]), ("bad.json", b"{"), ("blank.txt", b"\x0c\n")):
+        report = engine.ingest_upload(name, body, tenant="acme", project="default")
+        assert report.files[0].status == "error", report.files[0]
+        assert not _dangling(st), name  # a cache entry naming an object the rejected upload never kept
+    assert fsck(st).ok
+    # And a good upload after them is answered from the cache entries it wrote.
+    assert engine.ingest_upload("kite_act.txt", b"5. Flying kites.-Whoever flies a kite shall be fined.\n",
+                                tenant="acme", project="default").files[0].status == "ingested"
+    assert not _dangling(st) and fsck(st).ok
