@@ -262,7 +262,7 @@ class Engine:
                                          store=self.root, index_type=self.cfg.index_type, embedder=self.cfg.embedder,
                                          index_uri=self.cfg.index_uri or "faiss")
                 finally:
-                    if report is None or report.files[0].status == "error":
+                    if report is None or report.files[0].status in ("error", "duplicate"):
                         self._discard(target, ticket[2], previous, report)
                 return report
             finally:

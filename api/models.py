@@ -119,7 +119,7 @@ class UploadReport(_Body):
     """The ingest report of an upload, cut down to the caller's file (paths inside the store are not shown)."""
 
     filename: str
-    status: Literal["ingested", "unchanged", "error"]
+    status: Literal["ingested", "unchanged", "duplicate", "error"]
     doc_key: str | None = None
     doc_code: str | None = None
     n_pages: int = 0

@@ -24,7 +24,7 @@ def _sample_corpus() -> tuple[list[tuple[Path, str]], list[str]]:
         (corpus / "model_penal_code.pdf", "IPC"),
         (corpus / "wages_act_scanned.pdf", "WagesAct"),
     ]
-    md = sorted(corpus.glob("*.md")) or sorted((corpus / "sources").glob("ncert*.md"))
+    md = sorted(corpus.glob("*.md")) or sorted((base / "sources").glob("ncert*.md"))
     files += [(p, "NCERT") for p in md[:1]]
     questions = [q.strip() for q in (base / "demo_questions.txt").read_text().splitlines() if q.strip()]
     return files, questions

@@ -18,13 +18,15 @@ def print_ingest(report) -> None:  # noqa: ANN001
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
-    ok = sum(f.status != "error" for f in report.files)
+    ok = sum(f.status not in ("error", "duplicate") for f in report.files)
     print(f"{ok}/{len(report.files)} files ingested; index holds {report.n_vectors} chunks; "
           f"{sum(f.n_pages for f in report.files)} pages, {sum(f.n_ocr_pages for f in report.files)} OCR'd; "
           f"{report.seconds:.1f} s; run {report.run_id}")
     for f in report.files:
         if f.quarantined:
             print(f"  quarantined (injection suspected) in {Path(f.path).name}: {', '.join(f.quarantined)}")
+        if f.status == "duplicate":
+            print(f"  duplicate: {Path(f.path).name} has the same text as {f.duplicate_of} (already stored): not added")
         if f.id_clashes:
             print(f"  id clashes resolved in {Path(f.path).name}: {', '.join(f.id_clashes)}")
 

@@ -50,10 +50,12 @@ class AnswerRequest(Contract):
 
 
 class FileIngestReport(Contract):
-    """What happened to one input file in an ingest run. Failures are data: ``status`` + ``reason``."""
+    """What happened to one input file in an ingest run. Failures are data: ``status`` + ``reason``.
+    ``duplicate``: its text is already stored as ``duplicate_of`` (a file name) in the tenant's project, so it was
+    not added (``flows.duplicates``)."""
 
     path: str
-    status: Literal["ingested", "unchanged", "error"]
+    status: Literal["ingested", "unchanged", "duplicate", "error"]
     reason: str | None = None
     message: str | None = None
     doc_code: str | None = None
@@ -66,6 +68,7 @@ class FileIngestReport(Contract):
     seconds: float = 0.0
     chunk_set_sha256: str | None = None
     embedding_set_sha256: str | None = None
+    duplicate_of: str | None = None
 
 
 class IngestReport(Contract):

@@ -18,6 +18,7 @@ __all__ = [
     "IngestError",
     "IngestReason",
     "IndexMismatchError",
+    "IndexUnavailableError",
     "LLMTransportError",
     "VerifierLoadError",
     "ConfigError",
@@ -122,6 +123,11 @@ class IngestError(CiteboundError):
 
 class IndexMismatchError(CiteboundError):
     """Raised when a stored index was built with another embedding model or dimension than the one loaded."""
+
+
+class IndexUnavailableError(CiteboundError):
+    """Raised by the Milvus adapter when the index server stays unreachable after its bounded reconnects, or a
+    call that is not safe to send twice met a dropped connection (``stages.adapters.milvus_calls``)."""
 
 
 class LLMTransportError(CiteboundError):

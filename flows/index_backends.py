@@ -108,8 +108,10 @@ def index_fingerprint(cfg: IndexConfig, embedding_model: str, model_revision: st
     return json.dumps(params, sort_keys=True, separators=(",", ":"))
 
 
-def milvus_client(location: str):  # noqa: ANN201 - pymilvus.MilvusClient
-    """One ``MilvusClient`` per location per process (thread-safe); the token from ``CITEBOUND_INDEX_TOKEN``."""
+def milvus_client(location: str):  # noqa: ANN201 - a MilvusClient stand-in
+    """One client per location per process (thread-safe); the token from ``CITEBOUND_INDEX_TOKEN``. It is a
+    ``MilvusCalls`` over a dedicated ``MilvusClient``: keepalive a server on gRPC's defaults accepts, and bounded
+    reconnects that re-send only reads and idempotent writes (``stages.adapters.milvus_calls``)."""
     with _lock:
         return _milvus_client(location)
 
@@ -122,9 +124,12 @@ def _milvus_client(location: str):  # noqa: ANN202
         raise ConfigError("the index is on Milvus but pymilvus is not installed: pip install 'citebound[milvus]'"
                           ) from exc
     from flows.settings import Settings
+    from stages.adapters.milvus_calls import GRPC_OPTIONS, MilvusCalls
 
     token = Settings().index_token
-    return MilvusClient(uri=location, token=token.get_secret_value() if token else "")
+    secret = token.get_secret_value() if token else ""
+    return MilvusCalls(lambda: MilvusClient(uri=location, token=secret, grpc_options=dict(GRPC_OPTIONS),
+                                            dedicated=True), location=location)
 
 
 def open_milvus(location: str, collection: str, cfg: IndexConfig, *, embedding_model: str, model_revision: str,

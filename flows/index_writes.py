@@ -146,6 +146,7 @@ def write_index(
     full: bool = False,
     previous_is_current: bool = False,
     identity=None,  # noqa: ANN001 - the model the stored vectors were made by (default: the named embedder's)
+    discard: frozenset[str] = frozenset(),
 ) -> dict[str, object]:
     """Bring the target's index to ``catalog``; returns the manifest fields that say where it is.
 
@@ -153,6 +154,7 @@ def write_index(
     that left the catalog are deleted (their ids still used by another document stay), new ones written, except
     those a worker already wrote (``written``, pre-rename chunk set shas). ``fresh``: a collection prepared empty
     in this run (nothing to delete). Otherwise, or with ``full``, everything is rebuilt from the stored vectors.
+    ``discard``: chunk sets a worker wrote that the catalog did not take (a duplicate's): their rows are deleted.
     """
     from flows.backends import get_embedder
     from stages.index.faiss_backend import FaissBm25Index
@@ -181,10 +183,10 @@ def write_index(
                 one(sha)
 
     def delete_gone(backend) -> None:  # noqa: ANN001
-        if not gone:
+        if not gone and not discard:
             return
         live = {c.chunk_id for sha in wanted for c in load_set(sha).chunks}
-        for sha in gone:
+        for sha in [*gone, *sorted(discard)]:
             chunk_set = load_set(sha)
             doomed = [c.chunk_id for c in chunk_set.chunks if c.chunk_id not in live]
             if doomed:

@@ -202,6 +202,7 @@ def _build_index(
     fresh: bool = False,
     full: bool = False,
     identity=None,  # noqa: ANN001 - the stored vectors' model, when no embedder is loaded (reindex)
+    discard: frozenset[str] = frozenset(),
 ) -> tuple[ArtifactRef, IndexManifest]:
     """The index for ``catalog`` on ``target``: incremental from the previous one when it is current there, else
     rebuilt from the stored vectors (``flows.index_writes.write_index``); then its manifest.
@@ -222,7 +223,7 @@ def _build_index(
     def write(cat: Catalog, *, full: bool, previous_is_current: bool) -> dict[str, object]:
         return write_index(store, chunk_sets.load, cat, previous, previous_ref, index_cfg, embedder_name, target,
                            written=written, fresh=fresh, full=full, identity=identity,
-                           previous_is_current=previous_is_current)
+                           previous_is_current=previous_is_current, discard=discard)
 
     kept = catalog
     try:
@@ -296,9 +297,12 @@ def update_catalog_and_index(
 
     Semantic ids are made unique within the tenant: an id another tenant uses is no clash (and renaming it
     would tell this tenant what the other holds)."""
+    from flows.duplicates import TextFingerprints
     from stages.ingest.chunk import resolve_id_clashes
 
     chunk_sets = _ChunkSets(store)
+    fingerprints = TextFingerprints(store)
+    stray: set[str] = set()  # chunk sets of duplicates (a worker may have written them to a Milvus server)
     with store.writers(), store.lock("index"):
         cat_ref = store.get_pointer(CATALOG_POINTER)
         catalog = store.get(cat_ref, Catalog) if cat_ref else Catalog()
@@ -318,6 +322,14 @@ def update_catalog_and_index(
             old = entries.get(rep.doc_key)
             chunk_set = chunk_sets.load(rep.chunk_set_sha256)
             tenant = chunk_set.source.tenant_id
+            twin = fingerprints.duplicate_of(rep.chunk_set_sha256, rep.doc_key, entries.values(), tenant,
+                                             chunk_set.source.project_id)
+            if twin is not None:
+                stray.add(rep.chunk_set_sha256)
+                final_reports.append(rep.model_copy(update={
+                    "status": "duplicate", "reason": "duplicate_text", "duplicate_of": twin.filename,
+                    "message": f"same text as {twin.filename}, already stored: not added"}))
+                continue
             taken = frozenset().union(*(chunk_sets.ids(e.chunk_set_sha256) for key, e in entries.items()
                                         if key != rep.doc_key and e.tenant_id == tenant))
             deduped = resolve_id_clashes(chunk_set, taken)
@@ -337,8 +349,9 @@ def update_catalog_and_index(
             final_reports.append(rep.model_copy(update={
                 "status": status, "chunk_set_sha256": cs_sha, "id_clashes": deduped.id_clashes}))
         new_catalog = Catalog(entries=tuple(entries[k] for k in sorted(entries)))
+        stray_written = frozenset(stray & written) - {e.chunk_set_sha256 for e in new_catalog.entries}
         if (not rebuild and cat_ref is not None and new_catalog == catalog and previous is not None
-                and index_is_current(store, previous, index_cfg, target, embedder_name)):
+                and not stray_written and index_is_current(store, previous, index_cfg, target, embedder_name)):
             return final_reports, catalog, idx_ref, previous, removed
         if not new_catalog.entries:
             store.set_pointer(CATALOG_POINTER, store.put(new_catalog, stage="catalog", stage_version="catalog.v1"))
@@ -346,7 +359,7 @@ def update_catalog_and_index(
             return final_reports, new_catalog, None, None, removed
         manifest_ref, manifest = _build_index(store, chunk_sets, new_catalog, previous, idx_ref, index_cfg,
                                               embedder_name, target, written=written, fresh=fresh,
-                                              full=rebuild)
+                                              full=rebuild, discard=stray_written)
         new_cat_ref = store.put(new_catalog, stage="catalog", stage_version="catalog.v1", inputs=(manifest_ref,))
         # Index first, catalog second: a crash in between leaves a catalog that still matches an index.
         store.set_pointer(INDEX_POINTER, manifest_ref)

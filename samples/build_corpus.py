@@ -1,4 +1,4 @@
-"""Build citebound's bundled sample PDFs from the plain texts in ``samples/corpus/sources/``.
+"""Build citebound's bundled sample PDFs from the plain texts in ``samples/sources/``.
 
 Run: ``.venv/bin/python samples/build_corpus.py [--out DIR]`` (default ``samples/corpus/``). Offline, PyMuPDF only.
 
@@ -27,7 +27,8 @@ import pymupdf
 
 SAMPLES_DIR = Path(__file__).resolve().parent
 CORPUS_DIR = SAMPLES_DIR / "corpus"
-SOURCES_DIR = CORPUS_DIR / "sources"
+# Beside the corpus, not in it: `citebound ingest samples/corpus` must not ingest each text twice.
+SOURCES_DIR = SAMPLES_DIR / "sources"
 
 TEXT_PDF_NAME = "model_penal_code.pdf"
 SCANNED_PDF_NAME = "wages_act_scanned.pdf"

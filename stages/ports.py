@@ -87,6 +87,20 @@ class IndexHits:
     def __len__(self) -> int:
         return len(self.entries)
 
+    def best(self, k: int) -> IndexHits:
+        """The ``k`` best hits, equal scores in chunk id order. An engine orders ties its own way (FAISS by slot,
+        i.e. by when a chunk was added; Milvus by its key), so two chunks of the same text (a document ingested
+        twice) came first on one backend and second on the other; a backend asks its engine for a few more than
+        ``k`` (``TIE_MARGIN``) and keeps these, so every backend ranks them alike."""
+        order = sorted(range(len(self.entries)), key=lambda i: (-float(self.scores[i]), self.entries[i].chunk.chunk_id))
+        order = np.asarray(order[:k], dtype=np.int64)
+        return IndexHits(np.asarray(self.keys)[order], np.asarray(self.scores)[order],
+                         tuple(self.entries[i] for i in order))
+
+
+TIE_MARGIN = 8
+"""How many hits past ``k`` a backend asks its engine for, so ties across the cut are settled by ``IndexHits.best``."""
+
 
 @runtime_checkable
 class IndexBackend(Protocol):

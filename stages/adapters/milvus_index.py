@@ -32,7 +32,8 @@ with the filter expression they share; split, the check would live apart from th
 
 Scores. Dense: inner product. Lexical: BM25 with k1 1.2, b 0.75 (as ``stages.index.bm25``); milvus-lite
 returns it negated, Milvus positive: the absolute value is taken, divided by (k1 + 1) as Lucene's formula (and
-bm25s's) omits that constant factor. Ties are broken by key. Document frequencies: milvus-lite counts them per
+bm25s's) omits that constant factor. Equal scores come out in chunk id order, as on FAISS (``IndexHits.best``,
+over ``TIE_MARGIN`` more hits than asked). Document frequencies: milvus-lite counts them per
 segment (and partitions by the scope key), bm25s over the whole index, so BM25 over several tenants scores
 differently on the two (the ranking inside one tenant's project of one segment is the same); Milvus itself keeps
 collection-wide statistics.
@@ -53,7 +54,7 @@ from contracts.config import IndexConfig
 from contracts.errors import ContractViolationError, IndexMismatchError, StageInvariantError
 from contracts.index import IndexRecord, IndexScope, IndexStats
 from contracts.ingest import Chunk
-from stages.ports import IndexedChunk, IndexHits
+from stages.ports import TIE_MARGIN, IndexedChunk, IndexHits
 
 __all__ = ["MilvusIndex", "SCHEMA_VERSION", "chunk_key", "scope_filter"]
 
@@ -369,11 +370,11 @@ class MilvusIndex:
     def dense_search(self, vector: np.ndarray, k: int, *, scope: IndexScope) -> IndexHits:
         params: dict[str, Any] = {"metric_type": "IP"}
         if self.cfg.index_type == "hnsw":
-            params["params"] = {"ef": max(self.cfg.hnsw_ef_search, k)}
+            params["params"] = {"ef": max(self.cfg.hnsw_ef_search, k + TIE_MARGIN)}
         result = self._client.search(
-            self.collection, data=[np.asarray(vector, dtype=np.float32).tolist()], anns_field="dense", limit=k,
-            filter=scope_filter(scope), output_fields=[*_OUTPUT, "dense"], search_params=params)
-        return self._hits(result[0], scope, lexical=False)
+            self.collection, data=[np.asarray(vector, dtype=np.float32).tolist()], anns_field="dense",
+            limit=k + TIE_MARGIN, filter=scope_filter(scope), output_fields=[*_OUTPUT, "dense"], search_params=params)
+        return self._hits(result[0], scope, lexical=False).best(k)
 
     def lexical_search(self, terms: Sequence[str], k: int, *, scope: IndexScope) -> IndexHits:
         # Each term once, as bm25s scores a query (the analyser would weigh a repeated query term by its count).
@@ -381,9 +382,9 @@ class MilvusIndex:
         if not words:
             return IndexHits.empty()
         result = self._client.search(
-            self.collection, data=[" ".join(words)], anns_field="sparse", limit=k, filter=scope_filter(scope),
-            output_fields=[*_OUTPUT, "dense"], search_params={"metric_type": "BM25"})
-        return self._hits(result[0], scope, lexical=True)
+            self.collection, data=[" ".join(words)], anns_field="sparse", limit=k + TIE_MARGIN,
+            filter=scope_filter(scope), output_fields=[*_OUTPUT, "dense"], search_params={"metric_type": "BM25"})
+        return self._hits(result[0], scope, lexical=True).best(k)
 
     def hybrid_search(self, vector: np.ndarray, terms: Sequence[str], k: int, *, scope: IndexScope,
                       rrf_k: int = 60) -> IndexHits:
@@ -402,7 +403,7 @@ class MilvusIndex:
                                              param={"metric_type": "BM25"}, limit=k, expr=expr))
         result = self._client.hybrid_search(self.collection, requests, ranker=RRFRanker(rrf_k), limit=k,
                                             output_fields=_OUTPUT)
-        return self._hits(result[0], scope, lexical=False)
+        return self._hits(result[0], scope, lexical=False).best(k)
 
     def section_search(self, level: str, number: str, doc_codes: frozenset[str] | None, *,
                        scope: IndexScope) -> IndexHits:

@@ -22,7 +22,7 @@ from contracts.errors import ContractViolationError, StageInvariantError
 from contracts.index import IndexRecord, IndexScope, IndexStats
 from contracts.ingest import Chunk
 from stages.index.search_index import SearchFilter, SearchIndex
-from stages.ports import Embedder, IndexedChunk, IndexHits
+from stages.ports import TIE_MARGIN, Embedder, IndexedChunk, IndexHits
 
 __all__ = ["FaissBm25Index", "rrf_fuse"]
 
@@ -155,17 +155,18 @@ class FaissBm25Index:
             self._entries[slot] = entry
         return entry
 
+    # Equal scores come out in chunk id order (IndexHits.best), as on every backend.
     def dense_search(self, vector: np.ndarray, k: int, *, scope: IndexScope) -> IndexHits:
-        return self._hits(*self._index.dense_search(vector, k, self._allowed(scope)))
+        return self._hits(*self._index.dense_search(vector, k + TIE_MARGIN, self._allowed(scope))).best(k)
 
     def lexical_search(self, terms: Sequence[str], k: int, *, scope: IndexScope) -> IndexHits:
-        return self._hits(*self._index.lexical_search(terms, k, self._allowed(scope)))
+        return self._hits(*self._index.lexical_search(terms, k + TIE_MARGIN, self._allowed(scope))).best(k)
 
     def hybrid_search(self, vector: np.ndarray, terms: Sequence[str], k: int, *, scope: IndexScope,
                       rrf_k: int = 60) -> IndexHits:
         allowed = self._allowed(scope)
-        dense = self._hits(*self._index.dense_search(vector, k, allowed))
-        lexical = self._hits(*self._index.lexical_search(terms, k, allowed))
+        dense = self._hits(*self._index.dense_search(vector, k + TIE_MARGIN, allowed)).best(k)
+        lexical = self._hits(*self._index.lexical_search(terms, k + TIE_MARGIN, allowed)).best(k)
         return rrf_fuse([dense, lexical], k, rrf_k)
 
     def section_search(self, level: str, number: str, doc_codes: frozenset[str] | None, *,

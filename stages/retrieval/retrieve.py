@@ -349,8 +349,9 @@ def retrieve(
         lift = max(fused.values(), default=0.0) - floor + 1.0
         for slot in ref_slots:
             fused[slot] = fused.get(slot, floor) + lift
-    # Ties broken by slot so that equal scores always come out in the same order.
-    ordered = sorted(fused, key=lambda s: (-fused[s], s))
+    # Ties broken by chunk id (not by the backend's key) so that equal scores come out in the same order on
+    # every backend: two chunks of one text (a document ingested twice) tie everywhere.
+    ordered = sorted(fused, key=lambda s: (-fused[s], entries[s].chunk.chunk_id))
     # Agreement is evidence of its own: on fresh lay questions a first result that neither ranking put
     # first was right 1 time in 18, one both put first 25 times in 29 (see the module docstring).
     method_firsts = [int(slots[0]) for slots in (dense_slots, bm25_slots) if len(slots)]

@@ -186,3 +186,19 @@ def test_upload_list_query_and_delete_a_document(api):
         after = c.post("/rag/query", json={"query": "flying a kite over a road", "project_id": "kites",
                                            "mode": "retrieval_only"}).json()["results"]
         assert after == []
+
+
+def test_uploading_a_text_already_stored_is_reported_as_a_duplicate_and_not_kept(api):
+    from tests.fixtures.statutes import PENAL_CODE
+
+    with api.client() as c:
+        before = c.get("/documents").json()["documents"]
+        up = c.post("/documents", files={"files": ("penal code copy.txt", PENAL_CODE.replace("\n", "\r\n").encode(),
+                                                   "text/plain")})
+        assert up.status_code == 200, up.text
+        report = up.json()[0]
+        assert (report["status"], report["reason"]) == ("duplicate", "duplicate_text"), report
+        assert "same text as penal_code.txt" in report["message"]
+        assert c.get("/documents").json()["documents"] == before
+    assert not (api.store_root / "uploads").exists() or not any(
+        "penal_code_copy" in p.name for p in (api.store_root / "uploads").rglob("*")), "the upload's copy is removed"
