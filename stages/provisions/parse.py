@@ -61,9 +61,10 @@ def sections_from_records(records: Iterable[Mapping[str, object]]) -> list[Secti
     out = []
     for record in records:
         section = _flat(str(record.get("Section", "")))
+        title = _flat(str(record.get("section_title", ""))).rstrip(" -")
         text = _flat(str(record.get("section_desc", "")))
-        if section and text:
-            out.append((section, _flat(str(record.get("section_title", ""))).rstrip(" -"), text))
+        if section and (text or title):  # a record without its text (IPC 304B) still names its section
+            out.append((section, title, text))
     return out
 
 
