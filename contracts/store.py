@@ -58,6 +58,7 @@ from contracts.errors import (
 from contracts.evaluation import EvalFloors, EvalReport, SuiteReport
 from contracts.index import EmbeddingSet, IndexManifest, IndexView
 from contracts.ingest import ChunkSet, CleanedDocument, ExtractedDocument, SourceDocument
+from contracts.provisions import ProvisionMap, ProvisionSet
 from contracts.retrieval import ContextPack, RetrievalResult
 
 __all__ = [
@@ -161,6 +162,7 @@ _STORED_TYPES: tuple[type[Contract], ...] = (
     ExtractConfig, CleanConfig, ChunkConfig, EmbedConfig, IndexConfig, RetrieveConfig, GenerationPolicy,
     ProjectSettings, Catalog, IngestReport, RunRecord,
     EvalReport, SuiteReport, EvalFloors,
+    ProvisionSet, ProvisionMap,
 )
 StoredContract = Annotated[Union[_STORED_TYPES], Field(discriminator="kind")]  # noqa: UP007 - a tuple of types
 _READER: TypeAdapter[Contract] = TypeAdapter(StoredContract)

@@ -69,6 +69,8 @@ STAGE_MODULES: dict[str, str] = {
     "precheck": "stages.grounding.precheck",
     "generate": "stages.generation.generate",
     "validate": "stages.grounding.validate",
+    "provisions": "stages.provisions.parse",
+    "align_provisions": "stages.provisions.align",
 }
 # Pseudo-stages that compute nothing have a fixed label (their module's STAGE_VERSION belongs to another stage).
 _FIXED_LABELS = {"source": "source.v1", "request": "request.v1"}

@@ -58,6 +58,8 @@ def test_stage_names_and_their_modules_are_pinned():
         "precheck": "stages.grounding.precheck",
         "generate": "stages.generation.generate",
         "validate": "stages.grounding.validate",
+        "provisions": "stages.provisions.parse",
+        "align_provisions": "stages.provisions.align",
     }
     for module in STAGE_MODULES.values():
         assert PROJECT_ROOT.joinpath(*module.split(".")).with_suffix(".py").is_file(), module
