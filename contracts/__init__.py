@@ -1,6 +1,6 @@
 """citebound's hand-off contracts and the artifact store that reads and writes them."""
 
-from contracts._base import Contract, canonical_json, content_sha256, sha256_bytes, sha256_text
+from contracts._base import Contract, canonical_json, content_sha256, sha256_bytes, sha256_file, sha256_text
 from contracts.answer import (
     DEFAULT_REFUSAL,
     Answer,
@@ -133,5 +133,6 @@ __all__ = [
     "content_sha256",
     "kind_of",
     "sha256_bytes",
+    "sha256_file",
     "sha256_text",
 ]

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["Contract", "canonical_json", "content_sha256", "sha256_bytes", "sha256_text"]
+__all__ = ["Contract", "canonical_json", "content_sha256", "sha256_bytes", "sha256_file", "sha256_text"]
 
 
 class Contract(BaseModel):
@@ -43,6 +44,12 @@ def sha256_bytes(data: bytes) -> str:
 def sha256_text(text: str) -> str:
     """Hex sha256 of a string's UTF-8 bytes."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def sha256_file(path: str | os.PathLike[str]) -> str:
+    """Hex sha256 of a file's bytes, read in blocks (``hashlib.file_digest``)."""
+    with open(path, "rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def content_sha256(value: Any) -> str:

@@ -17,6 +17,7 @@ live collection whose rows the ingest flow keeps equal to the manifest's chunk s
 from __future__ import annotations
 
 import json
+import os
 import threading
 from dataclasses import dataclass
 from functools import lru_cache
@@ -26,6 +27,7 @@ from typing import Literal
 from contracts import ArtifactRef, ArtifactStore, ChunkSet, IndexConfig, IndexManifest
 from contracts.errors import ConfigError
 from flows.backends import get_embedder
+from flows.store_layout import INDEX_POINTER
 
 __all__ = [
     "IndexTarget",
@@ -36,6 +38,7 @@ __all__ = [
     "milvus_client",
     "open_milvus",
     "load_index",
+    "load_search_index",
     "index_stats",
     "clear_index_caches",
     "IndexIdentity",
@@ -167,7 +170,7 @@ def index_identity(store: ArtifactStore, ref: ArtifactRef) -> IndexIdentity:
     if ref.kind == "index_view.v1":
         backend = "faiss"
         try:
-            current = store.get_pointer("index/current")  # flows.ingest_flow.INDEX_POINTER (imports this module)
+            current = store.get_pointer(INDEX_POINTER)
             if current is not None and store.get(current, IndexManifest).backend == "milvus":
                 backend = "milvus"
         except (ArtifactCorruptError, ArtifactNotFoundError):
@@ -180,6 +183,16 @@ def index_identity(store: ArtifactStore, ref: ArtifactRef) -> IndexIdentity:
 def load_index(store_root: str, manifest_ref: ArtifactRef, embedder_name: str = "minilm"):  # noqa: ANN201
     """The ``IndexBackend`` a manifest describes, opened once per process (see the module docstring)."""
     return _cached_index(str(store_root), manifest_ref.kind, manifest_ref.sha256, embedder_name)
+
+
+def load_search_index(store_root: str, manifest_ref: ArtifactRef, embedder_name: str = "minilm"):  # noqa: ANN201
+    """``load_index`` for a process that searches: with ``CITEBOUND_QUERY_THREADS`` set (a query-serving process),
+    FAISS first gets that many threads, so it does not spin against torch on 2 cores."""
+    if os.environ.get("CITEBOUND_QUERY_THREADS"):
+        import faiss
+
+        faiss.omp_set_num_threads(int(os.environ["CITEBOUND_QUERY_THREADS"]))
+    return load_index(str(store_root), manifest_ref, embedder_name)
 
 
 def index_stats(store_root: str, manifest_ref: ArtifactRef, scope):  # noqa: ANN001, ANN201 - IndexStats

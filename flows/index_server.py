@@ -14,27 +14,21 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from contracts.errors import ConfigError
+from flows.localhost import free_port, wait_until
 
-__all__ = ["milvus_lite_server", "LocalServer", "free_port"]
+__all__ = ["milvus_lite_server", "LocalServer"]
 
 
 @dataclass(frozen=True)
 class LocalServer:
     uri: str
     pid: int
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @contextmanager
@@ -49,19 +43,20 @@ def milvus_lite_server(data_dir: Path, *, port: int | None = None, timeout: floa
         proc = subprocess.Popen(
             [sys.executable, "-m", "milvus_lite", "server", "--data-dir", str(data_dir), "--host", "127.0.0.1",
              "--port", str(port)], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+        def listening() -> bool:
+            if proc.poll() is not None:
+                raise ConfigError(f"milvus-lite server exited with {proc.returncode}: "
+                                  f"{log_path.read_text(errors='replace')[-1500:]}")
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            except OSError:
+                return False
+            return True
+
         try:
-            deadline = time.monotonic() + timeout
-            while True:
-                if proc.poll() is not None:
-                    raise ConfigError(f"milvus-lite server exited with {proc.returncode}: "
-                                      f"{log_path.read_text(errors='replace')[-1500:]}")
-                try:
-                    socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                    break
-                except OSError:
-                    if time.monotonic() > deadline:
-                        raise ConfigError(f"milvus-lite server did not listen on {port} within {timeout:.0f} s") from None
-                    time.sleep(0.2)
+            if not wait_until(listening, timeout):
+                raise ConfigError(f"milvus-lite server did not listen on {port} within {timeout:.0f} s")
             yield LocalServer(uri=f"http://127.0.0.1:{port}", pid=proc.pid)
         finally:
             if proc.poll() is None:

@@ -47,7 +47,8 @@ from contracts.errors import (
 from contracts.index import IndexScope, IndexView, ViewDocument
 from contracts.retrieval import RetrievalResult
 from flows.backends import get_embedder
-from flows.ingest_flow import CATALOG_POINTER, INDEX_POINTER
+from flows.index_backends import load_search_index
+from flows.store_layout import CATALOG_POINTER, INDEX_POINTER, vectors_from_bytes
 
 __all__ = ["DamagedDocument", "LoadedView", "view_ref", "load_view", "refuse_if_needed", "document_name"]
 
@@ -158,7 +159,6 @@ def load_view(store_root: str | Path, ref: ArtifactRef, embedder_name: str = "mi
 
 
 def _load(store: ArtifactStore, ref: ArtifactRef, embedder_name: str) -> LoadedView:
-    from flows.tasks import load_search_index
     from stages.index.faiss_backend import FaissBm25Index
 
     view = store.get(ref, IndexView)
@@ -219,8 +219,6 @@ def _store_index_if_same(store, view, wanted, embedder_name, load_search_index):
 def _read_document(store: ArtifactStore, doc: ViewDocument, embedder) -> tuple[tuple, np.ndarray | None, tuple[str, ...]]:  # noqa: ANN001
     """(chunks, vectors, names of the objects that failed) of one view document; each object read on its own, so
     the vectors survive a damaged chunk set (they tell whether a search needed the document)."""
-    from flows.tasks import vectors_from_bytes
-
     failed: list[str] = []
     chunks: tuple = ()
     vectors: np.ndarray | None = None

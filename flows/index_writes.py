@@ -29,6 +29,7 @@ from contracts import ArtifactRef, ArtifactStore, Catalog, ChunkSet, EmbeddingSe
 from contracts.errors import CiteboundError
 from contracts.index import IndexScope
 from flows.index_backends import IndexTarget, collection_name, load_index, manifest_target, open_milvus
+from flows.store_layout import vectors_from_bytes
 
 __all__ = ["WorkerWrite", "prepare_worker_writes", "write_own_chunks", "write_index", "milvus_is_current",
            "build_backend", "fresh_collection", "stored_model", "scope_of", "SERVER_WRITERS"]
@@ -52,8 +53,6 @@ def scope_of(chunk_set: ChunkSet) -> IndexScope:
 
 
 def _vectors(store: ArtifactStore, embedding_sha: str) -> np.ndarray:
-    from flows.tasks import vectors_from_bytes
-
     emb = store.get(f"embedding_set.v1:{embedding_sha}", EmbeddingSet)
     return vectors_from_bytes(store.get_blob(emb.vectors_blob))
 

@@ -53,14 +53,12 @@ from flows.tasks import (
     flag_task,
     run_stage,
     source_task,
-    vectors_from_bytes,
 )
+from flows.store_layout import CATALOG_POINTER, INDEX_POINTER, vectors_from_bytes
 
 __all__ = ["ingest_flow", "reindex", "expand_paths", "INGESTIBLE_SUFFIXES", "CATALOG_POINTER", "INDEX_POINTER"]
 
 INGESTIBLE_SUFFIXES = (".pdf", ".txt", ".md", ".json")
-CATALOG_POINTER = "catalog/current"
-INDEX_POINTER = "index/current"
 
 
 def expand_paths(paths: list[str]) -> list[str]:

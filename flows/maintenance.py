@@ -52,7 +52,8 @@ from contracts.errors import ArtifactCorruptError, ArtifactKindError, ArtifactNo
 from contracts.maintenance import FsckReport, GcReport, RepairReport, StoreProblem
 from contracts.store import ArtifactHeader, kind_of
 from flows.index_views import document_name
-from flows.ingest_flow import CATALOG_POINTER, INDEX_POINTER, doc_key_of, ingest_file_task, update_catalog_and_index
+from flows.ingest_flow import doc_key_of, ingest_file_task, update_catalog_and_index
+from flows.store_layout import CATALOG_POINTER, INDEX_POINTER
 
 __all__ = ["fsck", "repair", "gc", "STRAY_AGE_S"]
 

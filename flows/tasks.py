@@ -11,8 +11,6 @@ Retries: only for reading input files (I/O) and LLM transport errors — never o
 
 from __future__ import annotations
 
-import io
-import os
 import time
 from collections.abc import Callable
 from functools import lru_cache
@@ -48,8 +46,10 @@ from contracts import (
 from contracts.errors import IngestError, LLMTransportError, StageInvariantError
 from contracts.verifier import AnswerabilityReport
 from flows.backends import LLMSpec, get_embedder, get_llm, get_ocr, get_verifier
+from flows.index_backends import index_identity, load_search_index
 from flows.lazy_prefect import NO_CACHE, task
 from flows.stage_versions import StageVersion, stage_version as derived_version
+from flows.store_layout import vectors_from_bytes, vectors_to_bytes
 
 __all__ = [
     "run_stage",
@@ -227,16 +227,6 @@ def flag_task(store_root: str, chunk_set_ref: ArtifactRef, force: bool = False) 
     )
 
 
-def vectors_to_bytes(vectors: np.ndarray) -> bytes:
-    buf = io.BytesIO()
-    np.save(buf, np.ascontiguousarray(vectors, dtype=np.float32), allow_pickle=False)
-    return buf.getvalue()
-
-
-def vectors_from_bytes(data: bytes) -> np.ndarray:
-    return np.load(io.BytesIO(data), allow_pickle=False)
-
-
 @task(name="embed", cache_policy=NO_CACHE)
 def embed_task(
     store_root: str,
@@ -286,18 +276,6 @@ def embed_task(
 # --------------------------------------------------------------------------------- answering
 
 
-def load_search_index(store_root: str, manifest_ref: ArtifactRef, embedder_name: str = "minilm"):  # noqa: ANN201
-    """The index a manifest describes (an ``IndexBackend``: FAISS + BM25 or Milvus), opened once per process."""
-    from flows.index_backends import load_index
-
-    if os.environ.get("CITEBOUND_QUERY_THREADS"):
-        import faiss
-
-        # A query-serving process: one FAISS thread, so it does not spin against torch on 2 cores.
-        faiss.omp_set_num_threads(int(os.environ["CITEBOUND_QUERY_THREADS"]))
-    return load_index(str(store_root), manifest_ref, embedder_name)
-
-
 @task(name="request", cache_policy=NO_CACHE)
 def request_task(store_root: str, request: AnswerRequest) -> RunStep:
     store = _store(store_root)
@@ -316,8 +294,6 @@ def retrieve_task(
     store = _store(store_root)
     # The index backend (its adapter's code and library versions) is part of the stage's version; read from the
     # manifest, so that a cache hit loads no index (nor builds a view).
-    from flows.index_backends import index_identity
-
     identity = index_identity(store, index_ref)
 
     def compute() -> RetrievalResult:

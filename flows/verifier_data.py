@@ -9,11 +9,11 @@ by the pure builders in ``stages.training``; this module only reads.
 from __future__ import annotations
 
 import csv
-import hashlib
 import json
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
+from contracts._base import sha256_file
 from contracts.errors import ConfigError
 from contracts.verifier import DataSource, LabelledPair
 from stages.training.claim_pairs import boolq_pairs, halueval_pairs, multirc_pairs
@@ -34,14 +34,6 @@ def read_sources(path: Path) -> tuple[DataSource, ...]:
         raise ConfigError(f"cannot read the pinned training sources {path.name}: {exc}") from exc
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def check_sources(data_dir: Path, sources: Sequence[DataSource]) -> None:
     """Every pinned file present with its sha256, else one ``ConfigError`` listing each that is not."""
     problems = []
@@ -49,7 +41,7 @@ def check_sources(data_dir: Path, sources: Sequence[DataSource]) -> None:
         path = data_dir / source.path
         if not path.is_file():
             problems.append(f"{source.path}: missing")
-        elif _sha256(path) != source.sha256:
+        elif sha256_file(path) != source.sha256:
             problems.append(f"{source.path}: sha256 differs from the pinned {source.sha256[:12]}…")
     if problems:
         raise ConfigError("training data does not match models/verifier/sources.json: " + "; ".join(problems))

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
-import os
 import shutil
 import time
 from collections import Counter
@@ -302,20 +300,3 @@ def export_onnx(model, out_file: Path, work_dir: Path) -> None:  # noqa: ANN001
 
 def source_counts(pairs: Sequence[LabelledPair]) -> tuple[tuple[str, int], ...]:
     return tuple(sorted(Counter(p.source for p in pairs).items()))
-
-
-def save_json(path: Path, value: object) -> None:
-    atomic_write(path, (json.dumps(value, indent=2, sort_keys=True) + "\n").encode())
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def ensure_dir(path: Path) -> Path:
-    os.makedirs(path, exist_ok=True)
-    return path

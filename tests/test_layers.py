@@ -1,6 +1,7 @@
-"""The house's layers, read from the code with ``ast``: no module imports from a layer above its own, no adapter
-imports a stage module's private (underscore) name or takes more from stage modules than is listed below, and no
-module runs past ``MAX_LINES`` lines without saying why in its docstring.
+"""The house's layers, read from the code with ``ast``: no module imports from a layer above its own, no two
+modules import each other (directly or round a longer circle), no adapter imports a stage module's private
+(underscore) name or takes more from stage modules than is listed below, and no module runs past ``MAX_LINES``
+lines without saying why in its docstring.
 
 Layers, lowest first. A module may import its own package and any package of a lower rank; packages of one
 rank do not import each other:
@@ -16,6 +17,8 @@ rank do not import each other:
     5  tests/                   may import anything; nothing imports them
 
 Every import statement counts, wherever it sits: at the top, inside a function (lazy), under ``TYPE_CHECKING``.
+A lazy import does not break a circle, it only hides it: the modules still cannot be read, changed or tested
+one without the other.
 """
 
 from __future__ import annotations
@@ -48,6 +51,10 @@ LONG_MARKER = "Why long:"
 # Modules over MAX_LINES with no reason yet. The list may only shrink: an entry that is no longer over the
 # limit fails the test until it is removed here.
 LONG_WITHOUT_REASON: dict[str, str] = {}
+
+# Import circles among project modules that are known and not yet broken, as the set of modules in the circle ->
+# why it stays. The list may only shrink: a circle no longer there fails the test until it is removed here.
+IMPORT_CYCLES_ALLOWED: dict[frozenset[str], str] = {}
 
 # What adapters take from stage modules besides the ports (stages.ports), as (adapter, stage module, name).
 # Adapters implement a port over the typed contracts; what they take from stages is the rendering side of the
@@ -112,6 +119,73 @@ def upward_imports(root: Path = ROOT) -> list[str]:
                 bad.append(f"{path.relative_to(root)}:{imp.line}: {source} (rank {RANKS[source]}) imports "
                            f"{imp.target} (rank {RANKS[target]})")
     return bad
+
+
+def import_graph(root: Path = ROOT) -> dict[str, dict[str, str]]:
+    """module -> {project module it imports -> where (``path:line``)}. ``from package import name`` is an edge to
+    the module ``package.name`` when there is one, else to the package; an import of a module no file defines
+    (a library, a name in a package) is an edge to the nearest enclosing project module, or none."""
+    files = {_module_name(path, root): path for path in project_files(root)}
+    graph: dict[str, dict[str, str]] = {module: {} for module in files}
+    for module, path in files.items():
+        for imp in imports_of(path, root):
+            targets = [f"{imp.target}.{n}" if f"{imp.target}.{n}" in files else imp.target for n in imp.names] \
+                or [imp.target]
+            for target in targets:
+                while target and target not in files:
+                    target = target.rpartition(".")[0]
+                if target and target != module:
+                    graph[module].setdefault(target, f"{path.relative_to(root)}:{imp.line}")
+    return graph
+
+
+def import_cycles(root: Path = ROOT) -> dict[frozenset[str], str]:
+    """Every import circle (a strongly connected set of modules) -> one shortest way round it, with where each step
+    is imported, e.g. ``a -> b (a.py:3) -> a (b.py:9)``."""
+    graph = import_graph(root)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    components: list[list[str]] = []
+
+    def connect(node: str) -> None:  # Tarjan's strongly connected components
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in graph[node]:
+            if nxt not in index:
+                connect(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while not component or component[-1] != node:
+                component.append(stack.pop())
+            components.append(component)
+
+    for node in sorted(graph):
+        if node not in index:
+            connect(node)
+    found = {}
+    for component in (set(c) for c in components if len(c) > 1):
+        start = min(component)
+        came_from: dict[str, str] = {}  # module -> the module it was first reached from
+        frontier = [start]
+        while start not in came_from:  # breadth first, inside the circle, back to where it started
+            reached = []
+            for node in frontier:
+                for nxt in sorted(graph[node]):
+                    if nxt in component and nxt not in came_from:
+                        came_from[nxt] = node
+                        reached.append(nxt)
+            frontier = reached
+        path = [start]
+        while len(path) == 1 or path[-1] != start:
+            path.append(came_from[path[-1]])
+        path.reverse()
+        steps = " -> ".join(f"{b} ({graph[a][b]})" for a, b in zip(path, path[1:], strict=False))
+        found[frozenset(component)] = f"{start} -> {steps}"
+    return found
 
 
 def _stage_module(dotted: str) -> bool:
@@ -189,6 +263,11 @@ def test_the_checks_catch_what_they_are_for(tmp_path):
                                     "def f():\n    import stages.grounding.validate as v\n    return v._helper\n")
     write("evaluation/suite.py", "import api.app\n")  # same rank, another package
     write("contracts/big.py", '"""Big.\n\nWhy long: because."""\n' + "x = 1\n" * MAX_LINES)
+    write("flows/__init__.py", "")
+    write("flows/a.py", "from flows import b\nimport numpy\n")
+    write("flows/b.py", "import flows.c\n")
+    write("flows/c.py", "def late():\n    from flows.a import thing  # lazy, and still a circle\n")
+    write("flows/d.py", "from flows import a, b\n")  # imports into the circle: not in it
     assert upward_imports(tmp_path) == [
         "evaluation/suite.py:1: evaluation (rank 3) imports api.app (rank 3)",
         "flows/run.py:2: flows (rank 2) imports cli.main (rank 4)",
@@ -199,12 +278,25 @@ def test_the_checks_catch_what_they_are_for(tmp_path):
                        "stages/adapters/llm.py:6: stages.grounding.validate._helper"]
     assert ("stages.adapters.llm", "stages.grounding.validate", "_helper") in taken
     assert long_modules(tmp_path) == {"contracts/big.py": MAX_LINES + 3}, "a one-word reason is no reason"
+    assert import_cycles(tmp_path) == {frozenset({"flows.a", "flows.b", "flows.c"}): (
+        "flows.a -> flows.b (flows/a.py:1) -> flows.c (flows/b.py:1) -> flows.a (flows/c.py:2)")}
 
 
 def test_no_module_imports_from_a_higher_layer():
     bad = upward_imports()
     assert not bad, "imports against the layers (contracts, samples < stages < flows < api, evaluation < cli, " \
                     "bench < tests):\n" + "\n".join(bad)
+
+
+def test_no_import_circle():
+    found = import_cycles()
+    new = {cycle: path for cycle, path in found.items() if cycle not in IMPORT_CYCLES_ALLOWED}
+    gone = [sorted(cycle) for cycle in IMPORT_CYCLES_ALLOWED if cycle not in found]
+    circles = [f"{', '.join(sorted(cycle))}; one way round: {path}" for cycle, path in new.items()]
+    assert not new, "modules that import each other (lazy imports included): give what they share a home that " \
+                    "imports neither, or list the circle in IMPORT_CYCLES_ALLOWED with the reason:\n" + \
+                    "\n".join(circles)
+    assert not gone, f"no longer a circle: remove from IMPORT_CYCLES_ALLOWED: {gone}"
 
 
 def test_flows_import_no_edge():

@@ -44,6 +44,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from contracts._base import sha256_file
 from contracts.errors import CiteboundError
 from contracts.store import atomic_write
 
@@ -57,15 +58,6 @@ class OnnxModelError(CiteboundError):
 
 _lock = threading.Lock()
 _sessions: dict[tuple[str, str, int, bool], Any] = {}
-
-
-def sha256_file(path: str | os.PathLike[str]) -> str:
-    """Hex sha256 of a file's bytes (read in 1 MiB blocks)."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def write_model(path: str | os.PathLike[str], data: bytes) -> str:

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import contextvars
 import os
-import socket
 import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,13 +14,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from flows.localhost import free_port, wait_until
 from tests.fixtures.statutes import PENAL_CODE, WAGES_ACT
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass
@@ -44,11 +37,9 @@ def serve(app, port: int) -> Callable[[], None]:  # noqa: ANN001
     ctx = contextvars.copy_context()
     thread = threading.Thread(target=ctx.run, args=(server.run,), daemon=True)
     thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.05)
+    wait_until(lambda: server.started or not thread.is_alive(), 30, interval=0.05)
+    if not server.started:
+        raise RuntimeError("uvicorn did not start")
 
     def stop() -> None:
         server.should_exit = True

@@ -7,13 +7,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.api.conftest import free_port
+from flows.localhost import free_port, wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -34,13 +33,16 @@ def test_the_api_command_serves_with_keys_and_stops_cleanly(tmp_path):
     api = subprocess.Popen([*cli, "api", "--port", str(port)], env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
                            stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline and api.poll() is None:
+
+        def up_or_exited() -> bool:
+            if api.poll() is not None:
+                return True
             try:
-                if httpx.get(url + "/health", timeout=1).status_code == 200:
-                    break
+                return httpx.get(url + "/health", timeout=1).status_code == 200
             except httpx.HTTPError:
-                time.sleep(0.3)
+                return False
+
+        wait_until(up_or_exited, 300, interval=0.3)
         assert api.poll() is None, api.stderr.read() if api.stderr else ""
         assert httpx.get(url + "/documents").status_code == 401
         ok = httpx.get(url + "/documents", headers={"authorization": f"Bearer {key}"})

@@ -19,7 +19,7 @@ import httpx
 import psutil
 import pytest
 
-from tests.api.conftest import free_port
+from flows.localhost import free_port, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 MARK = "CITEBOUND_FAULT_TEST_MARK"
@@ -157,16 +157,17 @@ def start_api(cli: Cli, port: int | None = None, *extra: str, auth: bool = False
     proc = cli.popen("api", *([] if auth else ["--no-auth"]), "--port", str(port), *extra, stdout=subprocess.DEVNULL,
                      stderr=subprocess.PIPE, text=True)
     api = ApiProcess(proc, port, cli)
-    deadline = time.monotonic() + START_DEADLINE_S
-    while time.monotonic() < deadline:
+
+    def healthy() -> bool:
         if proc.poll() is not None:
             raise AssertionError(f"citebound api exited {proc.returncode}: {proc.stderr.read() if proc.stderr else ''}")
         try:
-            if httpx.get(api.url + "/health", timeout=2).status_code == 200:
-                return api
+            return httpx.get(api.url + "/health", timeout=2).status_code == 200
         except httpx.HTTPError:
-            pass
-        time.sleep(0.3)
+            return False
+
+    if wait_until(healthy, START_DEADLINE_S, interval=0.3):
+        return api
     api.stop()
     raise AssertionError("citebound api did not answer /health in time")
 
@@ -186,13 +187,17 @@ def image_only_pdf(path: Path, shared_data: Path, copies: int) -> Path:
 
 def wait_for_marked(mark: str, name: str, deadline_s: float = START_DEADLINE_S) -> psutil.Process:
     """Poll until a process called ``name`` carries ``mark`` (e.g. a tesseract run of the command under test)."""
-    deadline = time.monotonic() + deadline_s
-    while time.monotonic() < deadline:
+
+    def started() -> psutil.Process | None:
         for proc in marked_processes(mark):
             try:
                 if proc.name() == name:
                     return proc
             except psutil.NoSuchProcess:
                 continue
-        time.sleep(0.05)
+        return None
+
+    found = wait_until(started, deadline_s, interval=0.05)
+    if found is not None:
+        return found
     raise AssertionError(f"no {name} process started within {deadline_s:.0f} s")

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from flows.localhost import free_port
 from tests.fixtures.statutes import PENAL_CODE, WAGES_ACT
 
 @pytest.fixture
@@ -60,7 +60,7 @@ def deployed_stack(tmp_path_factory) -> DeployedStack:
                                             "CITEBOUND_PREFECT_PORT")}
     os.environ.pop("PREFECT_API_URL", None)
     os.environ["CITEBOUND_USER_HOME"] = str(base / "user")
-    os.environ["CITEBOUND_PREFECT_PORT"] = str(_free_port())
+    os.environ["CITEBOUND_PREFECT_PORT"] = str(free_port())
     worker = None
     try:
         api_url = server.ensure_server(store_root)
@@ -84,12 +84,6 @@ def deployed_stack(tmp_path_factory) -> DeployedStack:
                 os.environ[key] = value
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def background_prefect(tmp_path_factory):
     """The CLI's everyday mode for one module: the user's background Prefect server (a temporary user home
@@ -100,9 +94,9 @@ def background_prefect(tmp_path_factory):
         os.environ.pop(key, None)
     os.environ["CITEBOUND_PREFECT"] = "background"
     os.environ["CITEBOUND_USER_HOME"] = str(tmp_path_factory.mktemp("user-home"))
-    os.environ["CITEBOUND_PREFECT_PORT"] = str(_free_port())
+    os.environ["CITEBOUND_PREFECT_PORT"] = str(free_port())
     # No API on this address: `ask` runs in-process unless a test says otherwise.
-    os.environ["CITEBOUND_API_URL"] = f"http://127.0.0.1:{_free_port()}"
+    os.environ["CITEBOUND_API_URL"] = f"http://127.0.0.1:{free_port()}"
     try:
         yield
     finally:

@@ -3,13 +3,13 @@ a planted injection stopped, and every failure degraded to a refusal with a reas
 
 from __future__ import annotations
 
-import socket
 
 import pytest
 
 from contracts import Answer, ArtifactStore, Catalog, EmbeddingSet, IndexManifest
 from flows.answer_flow import answer_flow
 from flows.ingest_flow import INDEX_POINTER, ingest_flow
+from flows.localhost import free_port
 from tests.fakes import ScriptedLLM
 from tests.fixtures.statutes import PENAL_CODE, PLANTED, WAGES_ACT
 
@@ -137,9 +137,7 @@ def test_deleted_index_files_are_rebuilt_and_deleted_vectors_refuse_by_name(stor
 
 
 def test_llm_server_down_degrades_to_error_refusal(store_root, monkeypatch):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]  # closed again: nothing listens there
+    port = free_port()  # nothing listens there
     monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{port}/v1")
     monkeypatch.setenv("CITEBOUND_LLM_TIMEOUT", "2")
     answer = _ask(store_root, "What is the punishment for cheating under section 420?", llm="openai")

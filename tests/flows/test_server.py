@@ -9,24 +9,16 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
+from flows.localhost import free_port, wait_until
 from tests.fixtures.statutes import PENAL_CODE
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
@@ -37,7 +29,7 @@ def user_env(tmp_path, monkeypatch):
     saved_url = os.environ.get("PREFECT_API_URL")
     monkeypatch.delenv("PREFECT_API_URL", raising=False)
     monkeypatch.setenv("CITEBOUND_USER_HOME", str(tmp_path / "user"))
-    monkeypatch.setenv("CITEBOUND_PREFECT_PORT", str(_free_port()))
+    monkeypatch.setenv("CITEBOUND_PREFECT_PORT", str(free_port()))
     monkeypatch.setenv("CITEBOUND_PREFECT", "background")
     yield tmp_path
     from flows.server import stop_server
@@ -92,12 +84,7 @@ def test_two_stores_starting_at_once_share_the_users_one_server(user_env):
 def _wait_unhealthy(url: str) -> bool:
     from flows.server import healthy
 
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if not healthy(url):
-            return True
-        time.sleep(0.2)
-    return False
+    return wait_until(lambda: not healthy(url), 30)
 
 
 def test_a_sigkilled_client_leaves_only_the_server_and_stop_finds_it(user_env):
@@ -111,9 +98,7 @@ def test_a_sigkilled_client_leaves_only_the_server_and_stop_finds_it(user_env):
                                str(src), "--doc-code", "IPC"], env=env, cwd=ROOT,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = local_api_url()
-    deadline = time.monotonic() + 240
-    while not healthy(url) and time.monotonic() < deadline and client.poll() is None:
-        time.sleep(0.2)
+    wait_until(lambda: healthy(url) or client.poll() is not None, 240)
     assert healthy(url), "the client did not get the server up"
     client.send_signal(signal.SIGKILL)
     client.wait()
@@ -128,9 +113,7 @@ def test_a_sigkilled_client_leaves_only_the_server_and_stop_finds_it(user_env):
     # `citebound server --stop` from any other process finds and stops it.
     assert main(["server", "--stop"]) == 0
     assert _wait_unhealthy(url)
-    deadline = time.monotonic() + 30
-    while _processes_mentioning(f"--port {port}") and time.monotonic() < deadline:
-        time.sleep(0.2)
+    wait_until(lambda: not _processes_mentioning(f"--port {port}"), 30)
     assert _processes_mentioning(f"--port {port}") == []
     assert not pid_file.exists()
 

@@ -80,7 +80,6 @@ def test_pairs_leave_out_eval_items_and_check_their_pins(plan: TrainPlan) -> Non
 def test_a_run_resumes_to_the_same_weights_and_exports_a_loadable_model(plan: TrainPlan, prefect_harness) -> None:
     import torch
 
-    from flows import verifier_training
     from flows.train_flow import train_flow
     from stages.adapters.onnx_verifier import OnnxVerifier
 
@@ -97,6 +96,6 @@ def test_a_run_resumes_to_the_same_weights_and_exports_a_loadable_model(plan: Tr
     straight = torch.load(fresh.run_dir / "checkpoint.pt", weights_only=False)["model"]
     assert all(torch.equal(resumed[k], straight[k]) for k in resumed)
     assert dict(card.excluded)["question scored by an eval suite"] >= 1
-    assert card.model_sha256 == verifier_training.file_sha256(plan.model_dir / card.model_file)
+    assert card.model_sha256 == _sha(plan.model_dir / card.model_file)
     scores = OnnxVerifier(plan.model_dir).score([VerifierPair(task="answers", text="Where is Normandy?", passage=PARA)])
     assert len(scores) == 1 and 0.0 <= scores[0] <= 1.0
