@@ -13,7 +13,7 @@ export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export PREFECT_LOGGING_LEVEL := WARNING
 export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS := 120
 
-.PHONY: install system-deps demo test bench clean-store
+.PHONY: install system-deps node-tools demo test bench clean-store
 
 system-deps:
 	@command -v tesseract >/dev/null 2>&1 || { \
@@ -39,7 +39,12 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[test]'
 	@rm -f $(VENV)/.installed-*; touch $(STAMP)
 
-install: system-deps $(STAMP)
+# The outside MCP clients the MCP tests drive (Inspector CLI, conformance suite): installed here from the committed
+# lock file, never at test time; skipped quietly where there is no node (those tests then say why they skip).
+node-tools:
+	@if command -v npm >/dev/null 2>&1; then npm ci --prefix tools/node --no-audit --no-fund --loglevel=error >/dev/null; fi
+
+install: system-deps $(STAMP) node-tools
 
 demo: install
 	$(VENV)/bin/citebound demo --store $${CITEBOUND_HOME:-./artifacts/demo-store}
