@@ -53,6 +53,7 @@ class ApiProcess:
     proc: subprocess.Popen
     url: str
     keys: dict[str, str]
+    store: Path
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -74,7 +75,7 @@ def start_api(store: Path, *extra: str, keys: dict[str, str] | None = None) -> A
     port = free_port()
     proc = subprocess.Popen(citebound(store, "api", "--port", str(port), *extra), env=env(), cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    api = ApiProcess(proc, f"http://127.0.0.1:{port}", keys or {})
+    api = ApiProcess(proc, f"http://127.0.0.1:{port}", keys or {}, store)
     deadline = time.monotonic() + START_DEADLINE_S
     while time.monotonic() < deadline:
         if proc.poll() is not None:

@@ -6,7 +6,10 @@ serving); tenant a never sees tenant b's documents through any tool; results equ
 from __future__ import annotations
 
 import json
+import os
+import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -181,3 +184,44 @@ def test_http_mcp_without_a_valid_key_gets_what_every_route_gets(keyed_api):
         route = httpx.get(keyed_api.url + "/documents", headers=sent, timeout=60)
         assert mcp.status_code == route.status_code == status
         assert mcp.json() == route.json() and "error" in mcp.json()
+
+
+def test_a_tool_call_answers_while_an_upload_is_being_ingested(store, keyed_api, tmp_path):
+    """An image-only PDF (OCR: minutes on 2 cores) uploaded by tenant a; while that request is still running,
+    tenant a's `search` and `ask` over /mcp answer."""
+    import threading
+
+    from tests.faults.conftest import image_only_pdf
+
+    shared = Path(os.environ.get("CITEBOUND_SHARED_DATA", "/work/shared/data"))
+    if not (shared / "scanned-pdfs").is_dir():
+        pytest.skip("the shared scans (/work/shared/data/scanned-pdfs) are not on this machine")
+    scan = image_only_pdf(tmp_path / "scanned_rules.pdf", shared, copies=2)
+    auth = {"authorization": f"Bearer {keyed_api.keys['a']}"}
+    uploaded: dict[str, Any] = {}
+
+    def upload() -> None:
+        with scan.open("rb") as f:
+            uploaded["response"] = httpx.post(keyed_api.url + "/documents", headers=auth, timeout=1800,
+                                              files={"files": (scan.name, f, "application/pdf")},
+                                              data={"doc_code": "Rules"})
+
+    worker = threading.Thread(target=upload)
+    worker.start()
+    try:
+        uploads = Path(keyed_api.store) / "uploads"
+        while worker.is_alive() and not any(p.name == scan.name for p in uploads.rglob("*.pdf")):
+            time.sleep(0.1)  # until the API has the upload's copy: its ingest is running
+        seen = run(lambda: http_client(keyed_api.url, keyed_api.keys["a"]),
+                   lambda c: in_turn(call(c, "search", {"query": GROUNDED, "k": 1}),
+                                            call(c, "ask", {"query": GROUNDED})))
+        still_ingesting = worker.is_alive()
+    finally:
+        worker.join(timeout=1800)
+    assert still_ingesting, "the upload ended before the tool calls: nothing was shown"
+    assert seen[0][1]["status"] == "found" and seen[1][1]["status"] == "answered"
+    assert uploaded["response"].status_code == 200, uploaded["response"].text
+
+
+async def in_turn(*coros):  # noqa: ANN002, ANN201
+    return [await c for c in coros]

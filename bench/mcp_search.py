@@ -8,7 +8,7 @@ same API (the SDK's client, one connection), and ``search`` over stdio. Each req
 white space (``bench/api.py``), so no retrieval is a stage-cache hit. Questions: ``bench/data/ipc_questions.jsonl``.
 Everything it started is stopped at the end.
 
-Usage: nice .venv/bin/python bench/mcp.py [--questions 40] [--store DIR]
+Usage: nice .venv/bin/python bench/mcp_search.py (not bench/mcp.py: that name would shadow the SDK) [--questions 40] [--store DIR]
 """
 
 from __future__ import annotations
@@ -77,12 +77,15 @@ async def _measure(url: str, store: Path, env: dict[str, str], questions: list[s
 
         paths = {"POST /rag/query retrieval": via_rest, "MCP search (HTTP /mcp)": await via(over_http),
                  "MCP search (stdio)": await via(over_stdio)}
+        n = 0
         for fn in paths.values():  # warm: the first request of each path pays no one-off cost in the figures
-            await fn(_unique(questions[0], 0))
-        for i, question in enumerate(questions, start=1):
+            n += 1
+            await fn(_unique(questions[0], n))
+        for question in questions:
             for name, fn in paths.items():
+                n += 1  # every request its own: no path finds another's retrieval in the stage cache
                 t0 = time.perf_counter()
-                await fn(_unique(question, i))
+                await fn(_unique(question, n))
                 out[name].append((time.perf_counter() - t0) * 1000)
     return out
 
