@@ -19,7 +19,7 @@ export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS := 120
 # ... with the same name"), whatever the configuration: that note only, not its warnings, is kept off the install.
 EDITABLE := PYTHONWARNINGS="ignore:Editable installation"
 
-.PHONY: install install-demo system-deps system-deps-demo demo test bench clean-store
+.PHONY: install install-demo system-deps system-deps-demo node-tools demo test bench clean-store
 
 # What the demo needs from Debian: Tesseract (OCR of the scanned sample PDF).
 system-deps-demo:
@@ -56,7 +56,12 @@ $(STAMP): $(DEMO_STAMP)
 
 install-demo: system-deps-demo $(DEMO_STAMP)
 
-install: system-deps $(STAMP)
+# The outside MCP clients the MCP tests drive (Inspector CLI, conformance suite): installed here from the committed
+# lock file, never at test time; skipped quietly where there is no node (those tests then say why they skip).
+node-tools:
+	@if command -v npm >/dev/null 2>&1; then npm ci --prefix tools/node --no-audit --no-fund --loglevel=error >/dev/null; fi
+
+install: system-deps $(STAMP) node-tools
 
 demo: install-demo
 	$(VENV)/bin/citebound demo --store $${CITEBOUND_HOME:-./artifacts/demo-store}

@@ -1,7 +1,8 @@
 """The FastAPI application: ``create_app(ApiConfig) -> FastAPI``; ``citebound api`` serves it with uvicorn.
 
 Routes: ``POST /rag/query``, ``POST /retrieval`` (Dify's external-knowledge API), ``GET /sources/{id}``,
-``POST/GET /documents``, ``DELETE /documents/{doc}``, ``GET /health``; OpenAPI at ``/docs``.
+``POST/GET /documents``, ``DELETE /documents/{doc}``, ``GET /health``; OpenAPI at ``/docs``; the MCP tools
+(``api/mcp_server.py``, streamable HTTP) at ``/mcp``.
 
 Handlers are plain ``def``s: FastAPI runs them in its thread pool, so a slow LLM behind one request does not
 hold up another. Each request carries its own settings (k, settings, llm) down to the flow as parameters;
@@ -20,12 +21,15 @@ from fastapi import Depends, FastAPI, File, Form, Request, UploadFile
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Route
 
 from api.auth import Authenticator, Caller, KeyAuthenticator, OpenAuthenticator, RateLimiter
 from api.client import store_id
 from api.db import Database
 from api.dify import OVERFETCH, UnsupportedCondition, compile_condition, dify_error_code
 from api.engine import Engine, EngineConfig, NotFound, QuotaExceeded
+from api.mcp_server import McpEndpoint
+from api.mcp_tools import Tools
 from api.models import (
     DifyRecord,
     DifyRetrievalRequest,
@@ -36,11 +40,13 @@ from api.models import (
     Health,
     HighlightView,
     Identifier,
+    LLMChoice,
     QueryRequest,
     QueryResponse,
     SourceView,
     UploadReport,
 )
+from contracts import Answer
 from contracts.errors import (
     ArtifactCorruptError,
     ArtifactNotFoundError,
@@ -51,7 +57,7 @@ from contracts.errors import (
     StorageError,
 )
 
-__all__ = ["ApiConfig", "create_app", "ApiError"]
+__all__ = ["ApiConfig", "create_app", "ApiError", "answer_for", "path_scrubber"]
 
 VERSION = "1"
 # The answer flow's reason codes for a store the file system refuses (flows.answer_flow.degraded_answer), and
@@ -101,6 +107,27 @@ def path_scrubber(store_root: Path):  # noqa: ANN201 - Callable[[str | None], st
     return scrub
 
 
+def answer_for(engine: Engine, public, db: Database | None, query: str, *, tenant: str, project: str,  # noqa: ANN001
+               k: int | None = None, settings: dict | None = None, llm: LLMChoice | None = None) -> Answer:
+    """The answer ``POST /rag/query`` gives (and the MCP ``ask`` tool): a bad setting is ApiError 422, a store the
+    file system refuses 507/503 (not a refusal); the run is recorded for the tenant; no server path in the text."""
+    try:
+        answer = engine.answer(query, tenant=tenant, project=project, k=k, settings=settings,
+                               llm=llm.backend if llm else None, llm_model=llm.model if llm else None,
+                               llm_base_url=llm.base_url if llm else None)
+    except ConfigError as exc:
+        raise ApiError(422, "invalid_settings", str(exc)) from exc
+    if answer.status == "error" and answer.reason_code in _STORAGE_REASONS:
+        # A store the file system refuses: the same 507/503 as an upload or a retrieval, not a refusal.
+        raise ApiError(_STORAGE_REASONS[answer.reason_code], "storage_unavailable",
+                       (answer.refusal_reason or "").partition("): ")[2] or None)
+    if db is not None and answer.run_id:
+        db.record_run(answer.run_id, tenant, "answer")
+    if answer.refusal_reason and public(answer.refusal_reason) != answer.refusal_reason:
+        answer = answer.model_copy(update={"refusal_reason": public(answer.refusal_reason)})
+    return answer
+
+
 def create_app(cfg: ApiConfig) -> FastAPI:
     engine = Engine(EngineConfig(store_root=cfg.store_root, embedder=cfg.embedder, llm_hosts=cfg.llm_hosts,
                                  index_uri=cfg.index_uri, quota_bytes=cfg.quota_bytes,
@@ -108,9 +135,16 @@ def create_app(cfg: ApiConfig) -> FastAPI:
     public = path_scrubber(cfg.store_root)
     db = cfg.db
     auth = cfg.authenticator or (KeyAuthenticator(db, RateLimiter(cfg.rate_per_minute)) if db else OpenAuthenticator())
-    app = FastAPI(title="citebound", version=VERSION,
+    def mcp_caller(request: Request) -> Caller | JSONResponse:
+        result = auth.authenticate(request.headers.get("authorization"), path=request.url.path)
+        return result if isinstance(result, Caller) else _error(*result)
+
+    # The MCP tools at /mcp (streamable HTTP): the same engine, the same key -> tenant, the same answers.
+    mcp = McpEndpoint(Tools(engine, public, db), mcp_caller, loopback_only=isinstance(auth, OpenAuthenticator))
+    app = FastAPI(title="citebound", version=VERSION, lifespan=mcp.lifespan,
                   description="Grounded answers from your documents, each claim citing a checked chunk; "
-                              "refusals carry a reason code.")
+                              "refusals carry a reason code. MCP tools (streamable HTTP) at /mcp.")
+    app.router.routes.append(Route("/mcp", mcp, methods=["GET", "POST", "DELETE"], include_in_schema=False))
     app.state.engine = engine
     app.state.auth = auth
 
@@ -215,25 +249,14 @@ def create_app(cfg: ApiConfig) -> FastAPI:
               responses={403: {"model": ErrorBody}, 422: {"model": ErrorBody}})
     def rag_query(body: QueryRequest, who: Authed):  # noqa: ANN202 - the union response model
         tenant = tenant_of(who, body.tenant_id)
-        try:
-            if body.mode == "retrieval_only":
+        if body.mode == "retrieval_only":
+            try:
                 return engine.retrieve(body.query, tenant=tenant, project=body.project_id, k=body.k,
                                        settings=body.settings)
-            llm = body.llm
-            answer = engine.answer(body.query, tenant=tenant, project=body.project_id, k=body.k,
-                                   settings=body.settings, llm=llm.backend if llm else None,
-                                   llm_model=llm.model if llm else None, llm_base_url=llm.base_url if llm else None)
-        except ConfigError as exc:
-            raise ApiError(422, "invalid_settings", str(exc)) from exc
-        if answer.status == "error" and answer.reason_code in _STORAGE_REASONS:
-            # A store the file system refuses: the same 507/503 as an upload or a retrieval, not a refusal.
-            raise ApiError(_STORAGE_REASONS[answer.reason_code], "storage_unavailable",
-                           (answer.refusal_reason or "").partition("): ")[2] or None)
-        if db is not None and answer.run_id:
-            db.record_run(answer.run_id, tenant, "answer")
-        if answer.refusal_reason and public(answer.refusal_reason) != answer.refusal_reason:
-            answer = answer.model_copy(update={"refusal_reason": public(answer.refusal_reason)})
-        return answer
+            except ConfigError as exc:
+                raise ApiError(422, "invalid_settings", str(exc)) from exc
+        return answer_for(engine, public, db, body.query, tenant=tenant, project=body.project_id, k=body.k,
+                          settings=body.settings, llm=body.llm)
 
     @app.post("/retrieval", response_model=DifyRetrievalResponse)
     def dify_retrieval(body: DifyRetrievalRequest, who: Authed) -> DifyRetrievalResponse:

@@ -329,6 +329,16 @@ class Engine:
     def source(self, semantic_id: str, *, tenant: str) -> Chunk:
         """The chunk a citation names, if it is one of the caller's tenant's (the current index only). When it is
         in none of the tenant's documents that verify and some do not, DocumentDamagedError names those."""
+        return self._locate(semantic_id, tenant)[1]
+
+    def neighbours(self, semantic_id: str, *, tenant: str) -> tuple[str | None, str | None]:
+        """The semantic ids of the chunks before and after this one in its document (None at either end)."""
+        entry, _ = self._locate(semantic_id, tenant)
+        ids = list(self._chunks_by_id(entry.chunk_set_sha256))
+        at = ids.index(semantic_id)
+        return (ids[at - 1] if at > 0 else None), (ids[at + 1] if at + 1 < len(ids) else None)
+
+    def _locate(self, semantic_id: str, tenant: str) -> tuple[CatalogEntry, Chunk]:
         from flows.index_views import document_name
 
         damaged: list[CatalogEntry] = []
@@ -339,7 +349,7 @@ class Engine:
                 damaged.append(entry)
                 continue
             if chunk is not None:
-                return chunk
+                return entry, chunk
         if damaged:
             raise DocumentDamagedError(tuple(document_name(e.doc_code, e.filename) for e in damaged),
                                        tuple(f"chunk_set.v1:{e.chunk_set_sha256[:12]}" for e in damaged))
