@@ -1,5 +1,5 @@
 """``citebound``: ingest, ask, retrieve, validate, demo, runs, replay, show, remove, docs, reindex, fsck, repair,
-gc, server, eval, train-verifier, provisions.
+gc, server, eval, train-verifier, provisions, reader-questions.
 
 Every command takes ``--store DIR`` (default ``$CITEBOUND_HOME``, else ``./artifacts``). Heavy imports
 (Prefect, torch) happen inside commands, after the process environment is set for offline, quiet runs.
@@ -15,8 +15,8 @@ import os
 import sys
 
 from cli import (
-    ask, demo, documents, evaluate, http_api, index, ingest, maintenance, prefect_server, provisions, runs, settings,
-    train,
+    ask, demo, documents, evaluate, http_api, index, ingest, maintenance, prefect_server, provisions, reader, runs,
+    settings, train,
 )
 from cli.common import prepare, quiet_store_refusals
 
@@ -26,8 +26,8 @@ _REFUSALS = frozenset({errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.EACCES, er
 
 # In the order `citebound --help` lists them.
 COMMAND_GROUPS = (
-    ingest, ask, demo, settings, runs, documents, index, maintenance, http_api, evaluate, train, prefect_server,
-    provisions,
+    ingest, ask, demo, settings, runs, documents, index, maintenance, http_api, evaluate, train, reader,
+    prefect_server, provisions,
 )
 
 

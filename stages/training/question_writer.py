@@ -1,0 +1,129 @@
+"""What the local instruct model is asked for a provision, and which of its lines are kept as questions.
+
+The model rewrites better than it invents (``shared/STACK_NOTES.md``): asked plainly it restates a section's
+title in legal words, and asked to invent a situation it often gets the law wrong. So where a provision carries
+its drafters' *Illustrations*, each scenario is rewritten as the question a person in it would ask (``origin
+illustration``): the law in it was written by the drafters, the model only changes the voice. Provisions without
+illustrations are asked for questions their text answers (``origin provision``), and the rules below decide what
+is kept.
+
+Rules (each dropped line is kept with the rule's name, for the card's counts):
+
+* ``not_a_question``: does not end with "?" after the model's "Q:" or numbering is removed;
+* ``too_short`` / ``too_long``: under 5 or over 45 words;
+* ``names_the_law``: names a section, the code or the Act ("section 302", "IPC", "Sanhita", "this law");
+* ``kept_letters``: keeps the drafters' letter names (Z, "A's") instead of people;
+* ``copies_the_text``: shares a run of 6 words with the text it was made from (the question would be matched
+  by its words, not by its meaning);
+* ``duplicate``: the same words as a question kept before it.
+
+>>> p = Provision(code="BNS", section="303", title="Theft", text="Whoever ... commits theft.")
+>>> [q.question for q in parse_questions("Q: My neighbour took my goat while I was away. Is that a crime?\\n"
+...                                      "Q: What does section 303 say?", p, "illustration", "A takes Z's goat.")[0]]
+['My neighbour took my goat while I was away. Is that a crime?']
+"""
+
+from __future__ import annotations
+
+import re
+
+from contracts._base import content_sha256, sha256_text
+from contracts.questions import (
+    CompletionRequest,
+    DroppedQuestion,
+    GeneratedQuestion,
+    Provision,
+    QuestionOrigin,
+)
+from stages.text.normalise import words
+
+__all__ = ["SEED", "SYSTEM", "USER_TEMPLATES", "prompt_sha256", "question_request", "parse_questions"]
+
+SEED = 20261126
+TEMPERATURE = 0.0
+MAX_TOKENS = 200
+TEXT_CHARS = 900
+
+SYSTEM = (
+    "You write the questions ordinary people ask about the law, in plain everyday English. Use people such as "
+    "'my neighbour', 'a shopkeeper', 'my brother' or 'a police officer', never letters like A or Z. Never mention "
+    "a section number, the name of a law or code, or legal words an ordinary person would not use. Write only the "
+    "questions, one per line, each starting with 'Q:'."
+)
+USER_TEMPLATES: dict[QuestionOrigin, str] = {
+    "illustration": (
+        "The rule: {title}.\nA situation the rule decides: {seed}\n\n"
+        "Write 2 different questions that a person in this situation, or a friend of theirs, would ask, "
+        "which this rule answers. Describe what happened in your own words."
+    ),
+    "provision": (
+        "The rule: {title}.\nWhat it says: {seed}\n\n"
+        "Write 3 different questions that an ordinary person would ask which this rule answers. At least one "
+        "should describe a real-life situation in a few words."
+    ),
+}
+
+_MARK = re.compile(r"^\s*(?:Q\s*\d*\s*[:.)-]|\d+\s*[.)-]|[-*•])\s*", re.IGNORECASE)
+_NAMES_LAW = re.compile(r"(?i)\b(?:sections?|s\.\s*\d+|sub-section|clause|IPC|BNS|Sanhita|Penal Code|"
+                        r"the Code|this (?:law|rule|provision|Act)|under the Act)\b")
+_LETTERS = re.compile(r"\b[B-HJ-Z]\b|\bA['’]s\b|\b(?:by|to|of|and|that|if|when|from) A\b")
+_RUN = 6
+
+
+def prompt_sha256(origin: QuestionOrigin) -> str:
+    """The identity of one prompt (system and user template): the card records it."""
+    return content_sha256({"system": SYSTEM, "user": USER_TEMPLATES[origin]})
+
+
+def question_request(provision: Provision, origin: QuestionOrigin, seed_text: str) -> CompletionRequest:
+    """The request for one illustration (``seed_text`` the scenario) or one provision (its text)."""
+    seed = " ".join(seed_text.split())[:TEXT_CHARS]
+    title = provision.title or "a rule of the criminal law"
+    return CompletionRequest(system=SYSTEM, user=USER_TEMPLATES[origin].format(title=title, seed=seed),
+                             temperature=TEMPERATURE, seed=SEED, max_tokens=MAX_TOKENS)
+
+
+def _runs(tokens: list[str]) -> set[tuple[str, ...]]:
+    return {tuple(tokens[i:i + _RUN]) for i in range(len(tokens) - _RUN + 1)}
+
+
+def _rule(line: str, source_runs: set[tuple[str, ...]], seen: set[tuple[str, ...]]) -> tuple[str | None, tuple]:
+    tokens = words(line)
+    key = tuple(tokens)
+    if not line.endswith("?"):
+        return "not_a_question", key
+    if len(line.split()) < 5:
+        return "too_short", key
+    if len(line.split()) > 45:
+        return "too_long", key
+    if _NAMES_LAW.search(line):
+        return "names_the_law", key
+    if _LETTERS.search(line):
+        return "kept_letters", key
+    if _runs(tokens) & source_runs:
+        return "copies_the_text", key
+    if key in seen:
+        return "duplicate", key
+    return None, key
+
+
+def parse_questions(raw: str, provision: Provision, origin: QuestionOrigin, seed_text: str
+                    ) -> tuple[tuple[GeneratedQuestion, ...], tuple[DroppedQuestion, ...]]:
+    """(questions kept, lines dropped by rule) from a model's raw reply."""
+    source_runs = _runs(words(f"{seed_text} {provision.text}"))
+    seed_sha = sha256_text(seed_text)
+    kept: list[GeneratedQuestion] = []
+    dropped: list[DroppedQuestion] = []
+    seen: set[tuple[str, ...]] = set()
+    for raw_line in raw.splitlines():
+        line = " ".join(_MARK.sub("", raw_line.strip().strip('"')).split()).strip().strip('"')
+        if not line:
+            continue
+        rule, key = _rule(line, source_runs, seen)
+        if rule is not None:
+            dropped.append(DroppedQuestion(text=line, rule=rule))
+            continue
+        seen.add(key)
+        kept.append(GeneratedQuestion(question=line, code=provision.code, section=provision.section,
+                                      origin=origin, seed_sha256=seed_sha))
+    return tuple(kept), tuple(dropped)
