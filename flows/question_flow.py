@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -41,6 +42,7 @@ __all__ = ["StatuteSource", "QuestionJob", "QuestionPlan", "reader_questions_flo
 
 STAGE = "reader-questions"
 STAGE_VERSION = "reader-questions.v1"
+_DEFINING = re.compile(r"(?i)\b(definitions?|general explanations?|interpretation)\b")
 
 
 @dataclass(frozen=True)
@@ -85,7 +87,11 @@ def read_provisions(sources: Sequence[StatuteSource]) -> tuple[tuple[Provision, 
 
 def plan_jobs(provisions: Sequence[Provision]) -> list[QuestionJob]:
     """Every illustration first (the drafters' scenarios are the best seeds), then provisions without any."""
-    illustrated = [QuestionJob(p, "illustration", item) for p in provisions for item in p.illustrations]
+    # Illustrations of definitions ("a Municipal Commissioner is a public servant") make weak lay questions:
+    # asked last, after every scenario of an offence or an exception.
+    defining = [p for p in provisions if _DEFINING.search(p.title)]
+    ordered = [p for p in provisions if not _DEFINING.search(p.title)] + defining
+    illustrated = [QuestionJob(p, "illustration", item) for p in ordered for item in p.illustrations]
     plain = [QuestionJob(p, "provision", p.text) for p in provisions if not p.illustrations and len(p.text) > 60]
     return illustrated + plain
 
