@@ -33,6 +33,8 @@ class CompletionRequest(Contract):
     kind: Literal["completion_request.v1"] = "completion_request.v1"
     system: str
     user: str
+    examples: tuple[tuple[str, str], ...] = ()
+    """Worked examples shown before ``user``: (what was asked, what the model should reply), as earlier turns."""
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
     seed: int = 0
     max_tokens: int = Field(default=256, ge=1, le=4096)

@@ -61,11 +61,15 @@ class OpenAILLM:
     def complete(self, request: CompletionRequest) -> Generation:
         """One chat completion for data making (``stages.ports.TextGenerator``): the request's own messages,
         temperature, seed and token limit."""
+        shots = [turn for asked, reply in request.examples
+                 for turn in ({"role": "user", "content": asked}, {"role": "assistant", "content": reply})]
         text = self._chat(request.system, request.user, temperature=request.temperature,
-                          max_tokens=request.max_tokens, seed=request.seed)
-        return Generation(text=text, prompt=f"{request.system}\n\n{request.user}")
+                          max_tokens=request.max_tokens, seed=request.seed, examples=shots)
+        shown = "".join(f"\n\n{asked}\n{reply}" for asked, reply in request.examples)
+        return Generation(text=text, prompt=f"{request.system}{shown}\n\n{request.user}")
 
-    def _chat(self, system: str, user: str, *, temperature: float, max_tokens: int, seed: int | None = None) -> str:
+    def _chat(self, system: str, user: str, *, temperature: float, max_tokens: int, seed: int | None = None,
+              examples: list[dict[str, str]] | None = None) -> str:
         import openai
 
         where = f"{self.base_url or 'api.openai.com'} (model {self.model})"
@@ -73,7 +77,8 @@ class OpenAILLM:
         try:
             response = self._get_client().chat.completions.create(
                 model=self.model,
-                messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
+                messages=[{"role": "system", "content": system}, *(examples or []),
+                          {"role": "user", "content": user}],
                 temperature=temperature,
                 max_tokens=max_tokens,
                 **extra,

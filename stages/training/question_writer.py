@@ -13,6 +13,7 @@ Rules (each dropped line is kept with the rule's name, for the card's counts):
 * ``too_short`` / ``too_long``: under 5 or over 45 words;
 * ``names_the_law``: names a section, the code or the Act ("section 302", "IPC", "Sanhita", "this law");
 * ``kept_letters``: keeps the drafters' letter names (Z, "A's") instead of people;
+* ``echoes_the_prompt``: speaks of "the rule", "this situation", "the case" instead of asking about a situation;
 * ``copies_the_text``: shares a run of 6 words with the text it was made from (the question would be matched
   by its words, not by its meaning);
 * ``duplicate``: the same words as a question kept before it.
@@ -37,50 +38,71 @@ from contracts.questions import (
 )
 from stages.text.normalise import words
 
-__all__ = ["SEED", "SYSTEM", "USER_TEMPLATES", "prompt_sha256", "question_request", "parse_questions"]
+__all__ = ["SEED", "SYSTEM", "EXAMPLES", "USER_TEMPLATES", "lay_names", "prompt_sha256", "question_request",
+           "parse_questions"]
 
 SEED = 20261126
 TEMPERATURE = 0.0
-MAX_TOKENS = 200
+MAX_TOKENS = 90
 TEXT_CHARS = 900
 
 SYSTEM = (
-    "You write the questions ordinary people ask about the law, in plain everyday English. Use people such as "
-    "'my neighbour', 'a shopkeeper', 'my brother' or 'a police officer', never letters like A or Z. Never mention "
-    "a section number, the name of a law or code, or legal words an ordinary person would not use. Write only the "
-    "questions, one per line, each starting with 'Q:'."
+    "You rewrite short legal case descriptions as the question an ordinary person involved in the case would ask "
+    "a lawyer, in plain everyday English. Keep every fact that decides the case. Do not name any law, section, "
+    "code or rule. Reply with the question only."
 )
-USER_TEMPLATES: dict[QuestionOrigin, str] = {
-    "illustration": (
-        "The rule: {title}.\nA situation the rule decides: {seed}\n\n"
-        "Write 2 different questions that a person in this situation, or a friend of theirs, would ask, "
-        "which this rule answers. Describe what happened in your own words."
-    ),
-    "provision": (
-        "The rule: {title}.\nWhat it says: {seed}\n\n"
-        "Write 3 different questions that an ordinary person would ask which this rule answers. At least one "
-        "should describe a real-life situation in a few words."
-    ),
+# One worked example per origin, from civil life (nothing a statute here decides), so the model copies the shape
+# of the reply and not a piece of law.
+EXAMPLES: dict[QuestionOrigin, tuple[tuple[str, str], ...]] = {
+    "illustration": ((
+        "Case: Ravi, a tenant, stops paying rent, and Meena, his landlady, changes the locks while Ravi is away.",
+        "I stopped paying rent and my landlady changed the locks while I was away. Is she allowed to do that?"),),
+    "provision": ((
+        "Law: Refund of deposit. The landlord shall return the security deposit within one month of the end of "
+        "the tenancy, less any amount due for damage.",
+        "I moved out of my flat six weeks ago and the owner still has not given back my deposit. What can I do?"),),
 }
+USER_TEMPLATES: dict[QuestionOrigin, str] = {
+    "illustration": "Case: {seed}",
+    "provision": "Law: {title}. {seed}",
+}
+# The drafters' letters ("A", "Z", "A's") become names before the model reads a scenario: a 1.5B model told not
+# to keep them keeps them.
+NAMES = {"A": "Ravi", "B": "Arjun", "C": "Kavita", "D": "Suresh", "X": "Anil", "Y": "Farida", "Z": "Meena"}
+_PARTY = re.compile(r"\b([BCDXYZ])\b|\bA\b(?=['’]s\b|,|\s+(?:and|or|is|was|has|had|knows|knowing|intending|"
+                    r"being|who|does|did|may|shall|will|in|at|by|to)\b|\s+[a-z]+(?:s|ed)\b)|(?<=[a-z,] )A\b(?!\s+[a-z]+(?<!s)\b)")
 
-_MARK = re.compile(r"^\s*(?:Q\s*\d*\s*[:.)-]|\d+\s*[.)-]|[-*•])\s*", re.IGNORECASE)
-_NAMES_LAW = re.compile(r"(?i)\b(?:sections?|s\.\s*\d+|sub-section|clause|IPC|BNS|Sanhita|Penal Code|"
-                        r"the Code|this (?:law|rule|provision|Act)|under the Act)\b")
-_LETTERS = re.compile(r"\b[B-HJ-Z]\b|\bA['’]s\b|\b(?:by|to|of|and|that|if|when|from) A\b")
-_RUN = 6
+
+def lay_names(text: str) -> str:
+    """The drafters' letters as names.
+
+    >>> lay_names("A, a surgeon, operates on Z. A's intent is good; A knows Z may die.")
+    "Ravi, a surgeon, operates on Meena. Ravi's intent is good; Ravi knows Meena may die."
+    >>> lay_names("A police officer apprehends Z.")
+    'A police officer apprehends Meena.'
+    """
+    return _PARTY.sub(lambda m: NAMES[m.group(1) or "A"], text)
 
 
 def prompt_sha256(origin: QuestionOrigin) -> str:
-    """The identity of one prompt (system and user template): the card records it."""
-    return content_sha256({"system": SYSTEM, "user": USER_TEMPLATES[origin]})
+    """The identity of one prompt (system, worked example and user template): the card records it."""
+    return content_sha256({"system": SYSTEM, "examples": EXAMPLES[origin], "user": USER_TEMPLATES[origin]})
 
 
 def question_request(provision: Provision, origin: QuestionOrigin, seed_text: str) -> CompletionRequest:
     """The request for one illustration (``seed_text`` the scenario) or one provision (its text)."""
-    seed = " ".join(seed_text.split())[:TEXT_CHARS]
+    seed = lay_names(" ".join(seed_text.split())[:TEXT_CHARS])
     title = provision.title or "a rule of the criminal law"
     return CompletionRequest(system=SYSTEM, user=USER_TEMPLATES[origin].format(title=title, seed=seed),
-                             temperature=TEMPERATURE, seed=SEED, max_tokens=MAX_TOKENS)
+                             examples=EXAMPLES[origin], temperature=TEMPERATURE, seed=SEED, max_tokens=MAX_TOKENS)
+
+
+_MARK = re.compile(r"^\s*(?:Q\s*\d*\s*[:.)-]|\d+\s*[.)-]|[-*•])\s*", re.IGNORECASE)
+_NAMES_LAW = re.compile(r"(?i)\b(?:sections?|s\.\s*\d+|sub-section|clause|IPC|BNS|Sanhita|Penal Code|"
+                        r"the Code|this (?:law|rule|provision|Act)|under the Act)\b")
+_LETTERS = re.compile(r"\b[B-HJ-Z]\b|\bA['’]s\b|\b(?:by|to|of|and|that|if|when|from|whether|did|does|can|should) A\b")
+_ECHO = re.compile(r"(?i)\b(?:the|this|that) (?:rule|situation|case|scenario|law|illustration)\b")
+_RUN = 6
 
 
 def _runs(tokens: list[str]) -> set[tuple[str, ...]]:
@@ -100,6 +122,8 @@ def _rule(line: str, source_runs: set[tuple[str, ...]], seen: set[tuple[str, ...
         return "names_the_law", key
     if _LETTERS.search(line):
         return "kept_letters", key
+    if _ECHO.search(line):
+        return "echoes_the_prompt", key
     if _runs(tokens) & source_runs:
         return "copies_the_text", key
     if key in seen:

@@ -8,7 +8,7 @@ import pytest
 
 from contracts.questions import Provision
 from stages.training.provisions import json_provisions, statute_provisions
-from stages.training.question_writer import SYSTEM, parse_questions, prompt_sha256, question_request
+from stages.training.question_writer import SYSTEM, lay_names, parse_questions, prompt_sha256, question_request
 
 THEFT = Provision(code="BNS", section="303", title="Theft",
                   text="Whoever, intending to take dishonestly any movable property out of the possession of any "
@@ -25,6 +25,7 @@ def test_each_rule_drops_its_kind_of_line_and_keeps_a_plain_question() -> None:
         "Q: Tell me about cutting trees",                                        # not_a_question
         "Q: What does section 303 of the BNS say about trees?",                  # names_the_law
         "Q: Can Z complain to the police if A took his tree?",                   # kept_letters
+        "Q: What is the rule that applies to this situation?",                  # echoes_the_prompt
         "Q: What if someone moves that property in order to such taking in my village?",  # copies_the_text
         "2. My neighbour cut down a tree in my garden and took the wood. Is that stealing?",  # duplicate
     ])
@@ -32,7 +33,7 @@ def test_each_rule_drops_its_kind_of_line_and_keeps_a_plain_question() -> None:
     assert [q.question for q in kept] == [
         "My neighbour cut down a tree in my garden and took the wood. Is that stealing?"]
     assert [d.rule for d in dropped] == ["too_short", "not_a_question", "names_the_law", "kept_letters",
-                                         "copies_the_text", "duplicate"]
+                                         "echoes_the_prompt", "copies_the_text", "duplicate"]
     assert kept[0].section == "303" and kept[0].origin == "illustration"
 
 
@@ -40,7 +41,9 @@ def test_each_rule_drops_its_kind_of_line_and_keeps_a_plain_question() -> None:
 def test_the_request_is_deterministic_and_names_no_section() -> None:
     one, two = question_request(THEFT, "illustration", TREE), question_request(THEFT, "illustration", TREE)
     assert one == two and one.temperature == 0.0 and one.seed == two.seed
-    assert "303" not in one.user and TREE in one.user and one.system == SYSTEM
+    assert "303" not in one.user and lay_names(TREE) in one.user and one.system == SYSTEM
+    assert "Meena's ground" in one.user and " Z" not in one.user  # the drafters' letters become names
+    assert one.examples and one.examples[0][1].endswith("?")
     assert prompt_sha256("illustration") != prompt_sha256("provision")
 
 
