@@ -57,7 +57,7 @@ class Provision(Contract):
         return f"{self.code}:{self.section}"
 
 
-QuestionOrigin = Literal["illustration", "provision"]
+QuestionOrigin = Literal["illustration", "provision", "scenario"]
 
 
 class GeneratedQuestion(Contract):
@@ -67,7 +67,9 @@ class GeneratedQuestion(Contract):
     code: str
     section: str
     origin: QuestionOrigin
-    """Rewritten from one of the provision's illustrations, or written from the provision's text."""
+    """Rewritten by the model from one of the provision's illustrations or written from its text; or
+    ``scenario``: made by rule from an illustration (its facts, the drafters' verdict removed, a lay question
+    added), no model involved."""
     seed_sha256: str
     """sha256 of the text it was made from (the illustration, or the provision's text)."""
 

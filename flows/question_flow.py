@@ -36,7 +36,9 @@ from stages.training.question_writer import (
     parse_questions,
     prompt_sha256,
     question_request,
+    scenario_question,
 )
+from stages.text.units import split_sentences
 
 __all__ = ["StatuteSource", "QuestionJob", "QuestionPlan", "reader_questions_flow", "read_provisions", "plan_jobs", "generate_questions", "export_questions"]
 
@@ -136,6 +138,16 @@ def export_questions(store: ArtifactStore, jobs: Sequence[QuestionJob], model_sh
     by_origin: Counter[str] = Counter()
     seconds, requests = 0.0, 0
     seen: set[tuple[str, str]] = set()
+    # Rule-made scenario questions first: one per illustration, no model involved.
+    for job in jobs:
+        if job.origin == "illustration":
+            made = scenario_question(job.provision, job.seed_text, split_sentences)
+            if made is None:
+                dropped["scenario_without_facts"] += 1
+            elif (made.question, made.section) not in seen:
+                seen.add((made.question, made.section))
+                by_origin[made.origin] += 1
+                rows.append(made.model_dump(mode="json"))
     for job in jobs:
         batch = _batch(store, job.key(model_sha256))
         if batch is None:

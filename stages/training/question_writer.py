@@ -38,7 +38,7 @@ from contracts.questions import (
 )
 from stages.text.normalise import words
 
-__all__ = ["SEED", "SYSTEM", "EXAMPLES", "USER_TEMPLATES", "lay_names", "prompt_sha256", "question_request",
+__all__ = ["SEED", "SYSTEM", "EXAMPLES", "USER_TEMPLATES", "lay_names", "scenario_question", "prompt_sha256", "question_request",
            "parse_questions"]
 
 SEED = 20261126
@@ -151,3 +151,39 @@ def parse_questions(raw: str, provision: Provision, origin: QuestionOrigin, seed
         kept.append(GeneratedQuestion(question=line, code=provision.code, section=provision.section,
                                       origin=origin, seed_sha256=seed_sha))
     return tuple(kept), tuple(dropped)
+
+
+# Sentences that carry the drafters' verdict ("Here A has committed theft", "A commits no offence"): the scenario
+# question keeps the facts and asks for the verdict.
+_VERDICT = re.compile(r"(?i)^(?:here\b|so\b|therefore\b|but\b.*\b(?:offence|guilty|liable)\b)|"
+                      r"\b(?:has|have) (?:not )?committed\b|\bcommits?\b.*\boffence\b|\bis (?:not )?guilty\b|"
+                      r"\b(?:is|are) (?:not )?liable\b|\bhas (?:not )?(?:caused|abetted|cheated|used)\b|"
+                      r"\b(?:cheats|abets|steals|extorts|defames)\.$|\bis said to\b|\bthe offence of\b|"
+                      r"\b(?:no|an|any) offence\b|\bis an offence\b")
+_ASKS = ("Has {name} committed an offence?", "Can {name} be punished for what happened?",
+         "Is what {name} did a crime?", "Is {name} guilty of anything here?")
+_NAME = re.compile(r"\b(" + "|".join(sorted(set(NAMES.values()))) + r")\b")
+
+
+def scenario_question(provision: Provision, illustration: str, split_sentences) -> GeneratedQuestion | None:  # noqa: ANN001
+    """A lay question made by rule from one illustration: its facts with the letters as names, the verdict
+    sentences removed, and one question asking for the verdict (chosen by the text's hash). None when no fact
+    is left or no party is named.
+
+    >>> import re as _re
+    >>> split = lambda t: [s for s in _re.split(r"(?<=[.;])\\s+", t) if s]
+    >>> p = Provision(code="BNS", section="303", title="Theft", text="Whoever ... commits theft.")
+    >>> scenario_question(p, "A cuts down a tree on Z's ground, intending to take it dishonestly. Here, as soon "
+    ...                   "as A has severed the tree in order to such taking, he has committed theft.", split).question
+    "Ravi cuts down a tree on Meena's ground, intending to take it dishonestly. Is what Ravi did a crime?"
+    """
+    facts = [s for s in split_sentences(lay_names(" ".join(illustration.split()))) if not _VERDICT.search(s)]
+    text = " ".join(facts).strip()
+    names = _NAME.findall(text)
+    if len(text.split()) < 6 or not names:
+        return None
+    ask = _ASKS[int(sha256_text(text), 16) % len(_ASKS)].format(name=names[0])
+    if not text.endswith((".", "?", "!")):
+        text += "."
+    return GeneratedQuestion(question=f"{text} {ask}", code=provision.code, section=provision.section,
+                             origin="scenario", seed_sha256=sha256_text(illustration))

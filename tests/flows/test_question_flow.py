@@ -55,8 +55,11 @@ def test_a_stopped_run_resumes_and_the_export_counts_what_was_kept(tmp_path: Pat
                             tmp_path / "q.jsonl", tmp_path / "card.json")
     rows = [json.loads(line) for line in (tmp_path / "q.jsonl").read_text().splitlines()]
     assert [(r["code"], r["section"], r["origin"]) for r in rows] == [
+        ("BNS", "303", "scenario"), ("BNS", "303", "scenario"),  # by rule, one per illustration
         ("BNS", "303", "illustration"), ("BNS", "303", "illustration"), ("IPC", "379", "provision")]
-    assert card.questions == 3 and card.requests == 3 and card.provisions == 2
+    assert rows[0]["question"].startswith("Ravi cuts down a tree on Meena's ground and takes it. ")
+    assert card.questions == 5 and card.requests == 3 and card.provisions == 2
+    assert dict(card.by_origin) == {"illustration": 2, "provision": 1, "scenario": 2}
     assert dict(card.dropped_by_rule) == {"too_short": 1, "names_the_law": 1}
     assert card.file_sha256 == hashlib.sha256((tmp_path / "q.jsonl").read_bytes()).hexdigest()
 
