@@ -87,8 +87,21 @@ def cmd_reader_pairs(args: argparse.Namespace) -> int:
     data_root = check_data_root(Path(args.shared_data) if args.shared_data else Settings().shared_data_dir)
     out_dir = Path(args.out).resolve() if args.out else READER_DIR
     questions_file = out_dir / "questions.jsonl"
-    questions = read_questions(questions_file)
     provisions, hashes = read_provisions([StatuteSource(c, data_root / f) for c, f in SOURCES])
+    # The BNS's scenarios are the IPC's own: each BNS question is also asked of its IPC predecessor(s), found by
+    # the successor alignment (IPC -> BNS, links scoring at least 0.5; built and cached in --store).
+    from flows.provisions_flow import build_provision_map
+    from stages.training.reader_pairs import with_predecessors
+
+    _, pmap = build_provision_map(str(store_root(args)), "IPC", "BNS", from_path=str(data_root / dict(SOURCES)["IPC"]),
+                                  to_path=str(data_root / dict(SOURCES)["BNS"]))
+    predecessors: dict[str, list[str]] = {}
+    for link in pmap.links:
+        if link.score >= 0.5:
+            for section in link.to_sections:
+                predecessors.setdefault(section, []).append(link.from_section)
+    generated = read_questions(questions_file)
+    questions = tuple(with_predecessors(generated, "BNS", predecessors, "IPC"))
     embedder = get_embedder("minilm")
     cache = Path(os.environ.get("CITEBOUND_MODEL_CACHE") or Path.home() / ".cache" / "citebound") / "reader-vectors"
     indexes = {}
@@ -112,7 +125,9 @@ def cmd_reader_pairs(args: argparse.Namespace) -> int:
     inputs[questions_file.name] = sha256_bytes(questions_file.read_bytes())
     card = write_pairs(pairs, out_dir / "pairs.jsonl", out_dir / "pairs_card.json", inputs,
                        {"retrieval": "citebound hybrid retrieval (MiniLM ONNX + BM25), one index per code, top 10",
-                        "source_rank": dict(found), "claims_skipped_sections": sorted(skip)})
+                        "source_rank": dict(found), "claims_skipped_sections": sorted(skip),
+                        "questions": len(generated), "questions_with_ipc_predecessors": len(questions),
+                        "successor_map": f"IPC -> BNS, links scoring >= 0.5 ({sum(map(len, predecessors.values()))} pairs)"})
     print(json.dumps(card, indent=1) if args.json else
           f"{card['pairs']} pairs -> {out_dir / 'pairs.jsonl'}; sources ranked first / lower / not retrieved: "
           f"{found['first']} / {found['below_first']} / {found['not_retrieved']}")

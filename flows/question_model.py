@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from contracts.errors import ConfigError
-from flows.index_server import free_port
+from flows.localhost import free_port
 
 __all__ = ["GENERATOR", "GeneratorModel", "assemble_generator", "llama_server"]
 

@@ -22,7 +22,7 @@ from contracts.questions import GeneratedQuestion, Provision
 from contracts.verifier import LabelledPair, VerifierPair
 from stages.training.claim_perturb import claim_variants
 
-__all__ = ["passage_of", "question_pairs", "claim_pairs"]
+__all__ = ["passage_of", "question_pairs", "claim_pairs", "with_predecessors"]
 
 
 def _keep_heading(text: str) -> bool:
@@ -73,3 +73,17 @@ def claim_pairs(provisions: Sequence[Provision], split_sentences: Callable[[str]
                     label=1 if variant.label else 0, source=f"reader.claim_{variant.rule}",
                     group=f"reader:{provision.key}"))
     return pairs
+
+
+def with_predecessors(questions: Sequence[GeneratedQuestion], code: str, predecessors: Mapping[str, Sequence[str]],
+                      older_code: str) -> list[GeneratedQuestion]:
+    """``questions`` and, for each one of ``code`` (the BNS), the same question asked of the provisions of
+    ``older_code`` (the IPC) that ``predecessors`` (from the successor alignment: newer section -> older
+    sections) names for its section: the drafters' scenarios of the BNS are the IPC's own."""
+    out = list(questions)
+    for q in questions:
+        if q.code != code:
+            continue
+        for section in predecessors.get(q.section, ()):
+            out.append(q.model_copy(update={"code": older_code, "section": section}))
+    return out

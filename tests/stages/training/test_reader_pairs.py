@@ -64,3 +64,15 @@ def test_claims_skip_held_out_sections() -> None:
     pairs = claim_pairs([THEFT, RECV], split_sentences, skip=frozenset({"IPC:379"}))
     assert pairs and {p.group for p in pairs} == {"reader:IPC:411"}
     assert {p.pair.task for p in pairs} == {"supports"}
+
+
+@pytest.mark.unit
+def test_a_bns_scenario_is_also_asked_of_its_ipc_predecessors() -> None:
+    from stages.training.reader_pairs import with_predecessors
+
+    q = GeneratedQuestion(question="Ravi took Meena's goat while she slept. Has Ravi committed an offence?",
+                          code="BNS", section="303", origin="scenario", seed_sha256="0" * 64)
+    other = q.model_copy(update={"section": "999"})
+    out = with_predecessors([q, other], "BNS", {"303": ["378", "379"]}, "IPC")
+    assert [(x.code, x.section) for x in out] == [("BNS", "303"), ("BNS", "999"), ("IPC", "378"), ("IPC", "379")]
+    assert {x.question for x in out} == {q.question}
