@@ -69,8 +69,11 @@ USER_TEMPLATES: dict[QuestionOrigin, str] = {
 # The drafters' letters ("A", "Z", "A's") become names before the model reads a scenario: a 1.5B model told not
 # to keep them keeps them.
 NAMES = {"A": "Ravi", "B": "Arjun", "C": "Kavita", "D": "Suresh", "X": "Anil", "Y": "Farida", "Z": "Meena"}
-_PARTY = re.compile(r"\b([BCDXYZ])\b|\bA\b(?=['’]s\b|,|\s+(?:and|or|is|was|has|had|knows|knowing|intending|"
-                    r"being|who|does|did|may|shall|will|in|at|by|to)\b|\s+[a-z]+(?:s|ed)\b)|(?<=[a-z,] )A\b(?!\s+[a-z]+(?<!s)\b)")
+_PARTY = re.compile(
+    r"\b([BCDXYZ])\b"                                   # the other letters are always parties
+    r"|(?<=[a-z,;] )A\b"                                 # mid-sentence "A" is a party ("gives A money")
+    r"|\bA\b(?=['’]s\b|,|\s+(?:and|or|is|was|has|had|knows|knowing|intending|being|who|does|did|may|shall|will|"
+    r"in|at|by|to|not|with|without)\b|\s+[a-z]+(?:s|ed|ly)\b)")       # sentence-initial "A" before a verb or adverb
 
 
 def lay_names(text: str) -> str:
@@ -156,7 +159,9 @@ def parse_questions(raw: str, provision: Provision, origin: QuestionOrigin, seed
 # Sentences that carry the drafters' verdict ("Here A has committed theft", "A commits no offence"): the scenario
 # question keeps the facts and asks for the verdict.
 _VERDICT = re.compile(r"(?i)^(?:here\b|so\b|therefore\b|but\b.*\b(?:offence|guilty|liable)\b)|"
-                      r"\b(?:has|have) (?:not )?committed\b|\bcommits?\b.*\boffence\b|\bis (?:not )?guilty\b|"
+                      r"^(?:this|that|it) (?:is|was)\b|^of [a-z -]+\.$|\bwithin this exception\b|"
+                      r"\bhas (?:not )?(?:yet )?fabricated\b|\bcommits (?:theft|\w+ery|murder|cheating)\b|"
+                      r"\b(?:has|have) (?:\w+ ){0,2}committed\b|\bcommits?\b.*\boffence\b|\bis (?:not )?guilty\b|"
                       r"\b(?:is|are) (?:not )?liable\b|\bhas (?:not )?(?:caused|abetted|cheated|used)\b|"
                       r"\b(?:cheats|abets|steals|extorts|defames)\.$|\bis said to\b|\bthe offence of\b|"
                       r"\b(?:no|an|any) offence\b|\bis an offence\b")
@@ -182,7 +187,8 @@ def scenario_question(provision: Provision, illustration: str, split_sentences) 
     names = _NAME.findall(text)
     if len(text.split()) < 6 or not names:
         return None
-    ask = _ASKS[int(sha256_text(text), 16) % len(_ASKS)].format(name=names[0])
+    actor = NAMES["A"] if NAMES["A"] in names else names[0]  # the drafters' "A" is the one whose act is judged
+    ask = _ASKS[int(sha256_text(text), 16) % len(_ASKS)].format(name=actor)
     if not text.endswith((".", "?", "!")):
         text += "."
     return GeneratedQuestion(question=f"{text} {ask}", code=provision.code, section=provision.section,
