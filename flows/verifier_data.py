@@ -166,3 +166,14 @@ def training_pairs(
     for path in _files(sources, "sufficient_facts"):
         pairs += sufficiency_pairs(_jsonl(data_dir / path), source="sufficient_facts")
     return pairs
+
+
+def read_labelled_pairs(folder: Path, sources: Sequence[DataSource]) -> list[LabelledPair]:
+    """The pinned JSON-lines files of ``LabelledPair`` in ``folder`` (checked first), in order."""
+    check_sources(folder, sources)
+    pairs: list[LabelledPair] = []
+    for source in sources:
+        for line in _lines(folder / source.path):
+            if line.strip():
+                pairs.append(LabelledPair.model_validate_json(line))
+    return pairs

@@ -12,9 +12,10 @@ import numpy as np
 from contracts.generation import Generation, GenerationRequest
 from contracts.index import IndexRecord, IndexScope, IndexStats
 from contracts.ingest import Chunk
+from contracts.questions import CompletionRequest
 from contracts.verifier import VerifierPair
 
-__all__ = ["Embedder", "LLM", "OcrEngine", "OcrPage", "Verifier", "IndexBackend", "IndexHits", "IndexedChunk"]
+__all__ = ["Embedder", "LLM", "TextGenerator", "OcrEngine", "OcrPage", "Verifier", "IndexBackend", "IndexHits", "IndexedChunk"]
 
 
 @runtime_checkable
@@ -45,6 +46,18 @@ class LLM(Protocol):
     def name(self) -> str: ...
 
     def generate(self, request: GenerationRequest) -> Generation: ...
+
+
+@runtime_checkable
+class TextGenerator(Protocol):
+    """A text generator asked to make data (training questions), not to answer: it gets its messages, a
+    temperature and a seed, and returns its raw text. Nothing it writes is trusted until a rule or a person
+    has checked it."""
+
+    @property
+    def name(self) -> str: ...
+
+    def complete(self, request: CompletionRequest) -> Generation: ...
 
 
 class OcrPage(Protocol):

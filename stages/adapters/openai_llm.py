@@ -15,13 +15,14 @@ from typing import Any
 
 from contracts.errors import LLMTransportError
 from contracts.generation import Generation, GenerationRequest
+from contracts.questions import CompletionRequest
 from stages.generation.prompt import prompt_messages, render_prompt
 
 __all__ = ["OpenAILLM"]
 
 
 class OpenAILLM:
-    """Implements ``stages.ports.LLM`` over the ``openai`` client's chat completions.
+    """Implements ``stages.ports.LLM`` and ``stages.ports.TextGenerator`` over the ``openai`` client's chat completions.
 
     ``api_key=None`` sends a placeholder key (local servers ignore it); the flows pass the real key from
     settings. ``base_url=None`` means the client's default (api.openai.com).
@@ -52,17 +53,35 @@ class OpenAILLM:
     def generate(self, request: GenerationRequest) -> Generation:
         """One chat completion: the rules as the system message, the datamarked evidence and the question as
         the user message (``stages.generation.prompt``), the policy's temperature and token limit."""
+        system, user = prompt_messages(request)
+        text = self._chat(system, user, temperature=request.policy.temperature,
+                          max_tokens=request.policy.max_tokens)
+        return Generation(text=text, prompt=render_prompt(request))
+
+    def complete(self, request: CompletionRequest) -> Generation:
+        """One chat completion for data making (``stages.ports.TextGenerator``): the request's own messages,
+        temperature, seed and token limit."""
+        shots = [turn for asked, reply in request.examples
+                 for turn in ({"role": "user", "content": asked}, {"role": "assistant", "content": reply})]
+        text = self._chat(request.system, request.user, temperature=request.temperature,
+                          max_tokens=request.max_tokens, seed=request.seed, examples=shots)
+        shown = "".join(f"\n\n{asked}\n{reply}" for asked, reply in request.examples)
+        return Generation(text=text, prompt=f"{request.system}{shown}\n\n{request.user}")
+
+    def _chat(self, system: str, user: str, *, temperature: float, max_tokens: int, seed: int | None = None,
+              examples: list[dict[str, str]] | None = None) -> str:
         import openai
 
-        system, user = prompt_messages(request)
-        temperature, max_tokens = request.policy.temperature, request.policy.max_tokens
         where = f"{self.base_url or 'api.openai.com'} (model {self.model})"
+        extra = {"seed": seed} if seed is not None else {}
         try:
             response = self._get_client().chat.completions.create(
                 model=self.model,
-                messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
+                messages=[{"role": "system", "content": system}, *(examples or []),
+                          {"role": "user", "content": user}],
                 temperature=temperature,
                 max_tokens=max_tokens,
+                **extra,
             )
         except openai.APITimeoutError as exc:
             raise LLMTransportError(f"LLM server {where} did not answer within {self.timeout:g} s") from exc
@@ -79,4 +98,4 @@ class OpenAILLM:
         content = getattr(message, "content", None)
         if not isinstance(content, str):
             raise LLMTransportError(f"LLM server {where} sent a choice without text content")
-        return Generation(text=content, prompt=render_prompt(request))
+        return content
