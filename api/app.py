@@ -12,7 +12,6 @@ nothing is read from or written to the process environment per request.
 # No `from __future__ import annotations`: FastAPI resolves the handlers' annotations, some of them local.
 
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated
@@ -28,6 +27,7 @@ from api.client import store_id
 from api.db import Database
 from api.dify import OVERFETCH, UnsupportedCondition, compile_condition, dify_error_code
 from api.engine import Engine, EngineConfig, NotFound, QuotaExceeded
+from api.answers import ApiError, answer_for, path_scrubber
 from api.mcp_server import McpEndpoint
 from api.mcp_tools import Tools
 from api.models import (
@@ -40,13 +40,11 @@ from api.models import (
     Health,
     HighlightView,
     Identifier,
-    LLMChoice,
     QueryRequest,
     QueryResponse,
     SourceView,
     UploadReport,
 )
-from contracts import Answer
 from contracts.errors import (
     ArtifactCorruptError,
     ArtifactNotFoundError,
@@ -60,11 +58,6 @@ from contracts.errors import (
 __all__ = ["ApiConfig", "create_app", "ApiError", "answer_for", "path_scrubber"]
 
 VERSION = "1"
-# The answer flow's reason codes for a store the file system refuses (flows.answer_flow.degraded_answer), and
-# the status an upload or a retrieval gets for the same trouble.
-_STORAGE_REASONS = {"storage_full": 507, "storage_unavailable": 503}
-
-
 @dataclass(frozen=True)
 class ApiConfig:
     store_root: Path
@@ -83,49 +76,8 @@ class ApiConfig:
     quota_documents: int = 0
 
 
-class ApiError(Exception):
-    def __init__(self, status: int, error: str, detail: str | None = None) -> None:
-        super().__init__(detail or error)
-        self.status, self.error, self.detail = status, error, detail
-
-
 def _error(status: int, error: str, detail: str | None = None) -> JSONResponse:
     return JSONResponse(ErrorBody(error=error, detail=detail).model_dump(), status_code=status)
-
-
-def path_scrubber(store_root: Path):  # noqa: ANN201 - Callable[[str | None], str | None]
-    """A function that replaces every path inside the store in a text by its last part (``uploads/…/a.pdf`` ->
-    ``a.pdf``): messages reach callers, server paths must not."""
-    root = str(Path(store_root).resolve())
-    inside = re.compile(re.escape(root) + r"(/[^\s'\":,;)\]]*)?")
-
-    def scrub(text: str | None) -> str | None:
-        if not text or root not in text:
-            return text
-        return inside.sub(lambda m: (m.group(1) or "/the store").rsplit("/", 1)[-1], text)
-
-    return scrub
-
-
-def answer_for(engine: Engine, public, db: Database | None, query: str, *, tenant: str, project: str,  # noqa: ANN001
-               k: int | None = None, settings: dict | None = None, llm: LLMChoice | None = None) -> Answer:
-    """The answer ``POST /rag/query`` gives (and the MCP ``ask`` tool): a bad setting is ApiError 422, a store the
-    file system refuses 507/503 (not a refusal); the run is recorded for the tenant; no server path in the text."""
-    try:
-        answer = engine.answer(query, tenant=tenant, project=project, k=k, settings=settings,
-                               llm=llm.backend if llm else None, llm_model=llm.model if llm else None,
-                               llm_base_url=llm.base_url if llm else None)
-    except ConfigError as exc:
-        raise ApiError(422, "invalid_settings", str(exc)) from exc
-    if answer.status == "error" and answer.reason_code in _STORAGE_REASONS:
-        # A store the file system refuses: the same 507/503 as an upload or a retrieval, not a refusal.
-        raise ApiError(_STORAGE_REASONS[answer.reason_code], "storage_unavailable",
-                       (answer.refusal_reason or "").partition("): ")[2] or None)
-    if db is not None and answer.run_id:
-        db.record_run(answer.run_id, tenant, "answer")
-    if answer.refusal_reason and public(answer.refusal_reason) != answer.refusal_reason:
-        answer = answer.model_copy(update={"refusal_reason": public(answer.refusal_reason)})
-    return answer
 
 
 def create_app(cfg: ApiConfig) -> FastAPI:

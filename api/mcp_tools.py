@@ -251,7 +251,7 @@ class Tools:
         return "no_match", "no chunk matches the query"
 
     def ask(self, tenant: str, args: AskArgs) -> AskResult:
-        from api.app import ApiError, answer_for
+        from api.answers import ApiError, answer_for
 
         project = args.project_id or self.default_project
         try:

@@ -28,7 +28,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
     configure_query_process()
     root = prepare(args, prefect=False)
-    from api.app import path_scrubber
+    from api.answers import path_scrubber
     from api.engine import Engine, EngineConfig
     from api.mcp_server import serve_stdio
     from api.mcp_tools import Tools
