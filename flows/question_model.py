@@ -26,6 +26,7 @@ from pathlib import Path
 
 from contracts.errors import ConfigError
 from flows.localhost import free_port
+from stages.adapters.child_process import dying_with_parent
 
 __all__ = ["GENERATOR", "GeneratorModel", "assemble_generator", "llama_server"]
 
@@ -47,15 +48,6 @@ GENERATOR = GeneratorModel(
     file_name="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
 )
 
-# Run as ``python -I -S -c _EXEC_DYING_WITH_PARENT CALLER_PID program args...`` (as the OCR adapter does): SIGKILL
-# when the parent dies, give up if it is already gone, then become the server.
-_EXEC_DYING_WITH_PARENT = (
-    "import os, sys\n"
-    "if sys.platform.startswith('linux'):\n"
-    "    import ctypes; ctypes.CDLL(None).prctl(1, 9, 0, 0, 0)\n"
-    "    os.getppid() == int(sys.argv[1]) or os._exit(70)\n"
-    "os.execvp(sys.argv[2], sys.argv[2:])"
-)
 
 
 def _slices(model: GeneratorModel) -> list[Path]:
@@ -143,8 +135,8 @@ def llama_server(model_path: Path, model_sha256: str, *, threads: int, log_path:
                "--n_threads_batch", str(threads), "--seed", "0"]
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with log_path.open("wb") as log:
-        proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", _EXEC_DYING_WITH_PARENT, str(os.getpid()),
-                                 *command], stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        proc = subprocess.Popen(dying_with_parent(command), stdout=log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL,
                                 start_new_session=True)
         try:
             _wait_ready(proc, port, log_path, timeout)

@@ -13,7 +13,7 @@ worker and kept the port after the API died):
   ``exec`` with ``close_fds``, so a run holds no socket or file of the caller (and a fork-free start works
   from a script, stdin or a notebook, where ``spawn``/``forkserver`` workers would re-import ``__main__``);
 - each run asks the kernel for SIGKILL when the process that started it dies (``PR_SET_PDEATHSIG``, set by a
-  two-line ``exec`` wrapper, ``_EXEC_DYING_WITH_PARENT``, which also checks that the caller is still there),
+  two-line ``exec`` wrapper (``stages.adapters.child_process``), which also checks that the caller is still there),
   so a SIGKILL of the API or of ``citebound ingest`` ends every OCR run with it.
 
 ``close()`` (or ``with TesseractOcr() as ocr:``) ends the threads. A missing ``tesseract`` binary or language
@@ -35,19 +35,10 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from contracts.errors import CiteboundError
+from stages.adapters.child_process import dying_with_parent
 
 __all__ = ["TesseractOcr", "OcrUnavailableError", "OcrFailedError", "words_to_text"]
 
-# Run as ``python -I -S -c _EXEC_DYING_WITH_PARENT CALLER_PID program args...``: ask for SIGKILL when the parent
-# dies (Linux prctl PR_SET_PDEATHSIG = 1, SIGKILL = 9), give up if the caller is already gone (the request would
-# then never fire), and become the program. Elsewhere than Linux it only execs.
-_EXEC_DYING_WITH_PARENT = (
-    "import os, sys\n"
-    "if sys.platform.startswith('linux'):\n"
-    "    import ctypes; ctypes.CDLL(None).prctl(1, 9, 0, 0, 0)\n"
-    "    os.getppid() == int(sys.argv[1]) or os._exit(70)\n"
-    "os.execvp(sys.argv[2], sys.argv[2:])"
-)
 
 
 class OcrUnavailableError(CiteboundError):
@@ -97,8 +88,8 @@ def words_to_text(data: dict[str, list[Any]]) -> tuple[str, float | None]:
 def _tesseract_args(tesseract_cmd: str, lang: str, config: str) -> list[str]:
     """The arguments pytesseract's ``image_to_data`` gives tesseract, with the image on stdin and the TSV on stdout,
     behind the wrapper that ties the run's life to this process."""
-    return [sys.executable, "-I", "-S", "-c", _EXEC_DYING_WITH_PARENT, str(os.getpid()),
-            tesseract_cmd, "stdin", "stdout", "-l", lang, "-c", "tessedit_create_tsv=1", *shlex.split(config)]
+    return dying_with_parent([tesseract_cmd, "stdin", "stdout", "-l", lang, "-c", "tessedit_create_tsv=1",
+                              *shlex.split(config)])
 
 
 def _ocr_one(png: bytes, lang: str, tesseract_cmd: str, config: str) -> tuple[str, float | None]:
