@@ -29,7 +29,6 @@ import os
 import shlex
 import shutil
 import subprocess
-import sys
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
