@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,17 +18,27 @@ import httpx
 import pytest
 
 from tests.api.conftest import free_port
+from tests.faults.conftest import MARK, kill_marked
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "samples" / "corpus"
 NODE_BIN = ROOT / "tools" / "node" / "node_modules" / ".bin"
 START_DEADLINE_S = 300.0
+# Every process these tests start carries this mark in its environment, and so does anything those processes start
+# (an API in ephemeral Prefect mode starts Prefect's own server, which outlives it: seen after this module's runs).
+SESSION_MARK = f"mcp-{uuid.uuid4().hex}"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _nothing_left_behind() -> Iterator[None]:
+    yield
+    kill_marked(SESSION_MARK)
 # Tenant a holds the penal code, tenant b the textbook chapter: what one sees, the other must not.
 TENANT_DOCS = {"a": (CORPUS / "model_penal_code.pdf", "IPC"), "b": (CORPUS / "ncert_chapter.md", "NCERT")}
 
 
 def env() -> dict[str, str]:
-    out = {**os.environ, "PYTHONPATH": str(ROOT), "CITEBOUND_PREFECT": "ephemeral"}
+    out = {**os.environ, "PYTHONPATH": str(ROOT), "CITEBOUND_PREFECT": "ephemeral", MARK: SESSION_MARK}
     out.pop("PREFECT_API_URL", None)
     return out
 
