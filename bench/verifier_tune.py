@@ -113,7 +113,7 @@ def main() -> int:
         started = time.perf_counter()
         # A negative answerability asks for the word checks alone (verify off): the baseline row.
         policy = GenerationPolicy(verify=False) if min_answerability < 0 else \
-            GenerationPolicy(min_answerability=min_answerability, min_support=min_support)
+            GenerationPolicy(verify=True, min_answerability=min_answerability, min_support=min_support)
         row = f"{min_answerability:>5.2f}{min_support:>5.2f} | "
         if squad:
             refused = answered_gold = n_unans = n_ans = 0
