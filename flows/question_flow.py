@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from contracts._base import content_sha256, sha256_bytes
-from contracts.questions import Provision, QuestionBatch, QuestionOrigin, QuestionSetCard
+from contracts.questions import CompletionRequest, Provision, QuestionBatch, QuestionOrigin, QuestionSetCard
 from contracts.store import ArtifactStore, atomic_write
 from flows.lazy_prefect import flow
 from stages.ports import TextGenerator
@@ -40,7 +40,8 @@ from stages.training.question_writer import (
 )
 from stages.text.units import split_sentences
 
-__all__ = ["StatuteSource", "QuestionJob", "QuestionPlan", "reader_questions_flow", "read_provisions", "plan_jobs", "generate_questions", "export_questions"]
+__all__ = ["StatuteSource", "QuestionJob", "QuestionPlan", "reader_questions_flow", "read_provisions", "plan_jobs",
+           "generate_questions", "export_questions"]
 
 STAGE = "reader-questions"
 STAGE_VERSION = "reader-questions.v1"
@@ -60,8 +61,11 @@ class QuestionJob:
     origin: QuestionOrigin
     seed_text: str
 
-    def key(self, model_sha256: str) -> str:
-        request = question_request(self.provision, self.origin, self.seed_text)
+    def request(self) -> CompletionRequest:
+        return question_request(self.provision, self.origin, self.seed_text)
+
+    def key(self, model_sha256: str, request: CompletionRequest | None = None) -> str:
+        request = request or self.request()
         return content_sha256({"stage": STAGE, "model": model_sha256, "request": request.model_dump(mode="json"),
                                "provision": self.provision.key, "seed_text": self.seed_text})
 
@@ -109,13 +113,13 @@ def generate_questions(store: ArtifactStore, jobs: Sequence[QuestionJob], genera
     """Ask the generator for every job not yet stored (at most ``limit`` new ones): (asked now, already stored)."""
     asked = stored = 0
     for job in jobs:
-        key = job.key(model_sha256)
+        request = job.request()
+        key = job.key(model_sha256, request)
         if store.cached(key) is not None:
             stored += 1
             continue
         if limit is not None and asked >= limit:
             break
-        request = question_request(job.provision, job.origin, job.seed_text)
         started = time.perf_counter()
         raw = generator.complete(request).text
         kept, dropped = parse_questions(raw, job.provision, job.origin, job.seed_text)

@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from contracts._base import sha256_file
 from contracts.errors import ConfigError
 from flows.localhost import free_port
 from stages.adapters.child_process import dying_with_parent
@@ -64,17 +65,12 @@ def _slices(model: GeneratorModel) -> list[Path]:
     return paths
 
 
-def _sha256(path: Path) -> str:
-    with path.open("rb") as fh:
-        return hashlib.file_digest(fh, "sha256").hexdigest()
-
-
 def assemble_generator(cache_dir: Path, model: GeneratorModel = GENERATOR) -> Path:
     """The model file in ``cache_dir``, joined from its slices when absent; raises ``ConfigError`` when the
     result (or the cached copy) is not the pinned size and sha256."""
     target = Path(cache_dir) / model.file_name
     if target.is_file():
-        if target.stat().st_size == model.size and _sha256(target) == model.sha256:
+        if target.stat().st_size == model.size and sha256_file(target) == model.sha256:
             return target
         target.unlink()
     target.parent.mkdir(parents=True, exist_ok=True)
