@@ -97,6 +97,11 @@ class RetrieveConfig(Contract):
     (the default): plain fusion and the retrieve.v4 confidence. An option for statute projects
     (``citebound settings --set rerank=true``): it was fitted on IPC questions only, and it lowers confidence on
     other corpora (NCERT textbook, an OCR'd Minimum Wages Act): see the README."""
+    reader_rerank: bool = True
+    """Hybrid questions: reorder the first ``Reranker.pool`` fused candidates by the reader's trained reranker
+    (``models/reader/reranker``, a cross-encoder trained on the hand-written questions) and take its calibrated
+    probability as their confidence. Applies when the process has a reranker (``CITEBOUND_RERANKER``, default
+    ``reader``); it replaces ``rerank`` for those candidates. Section references stay first."""
 
 
 class ProjectSettings(Contract):

@@ -21,6 +21,7 @@ __all__ = [
     "IndexUnavailableError",
     "LLMTransportError",
     "VerifierLoadError",
+    "ReaderModelError",
     "ConfigError",
 ]
 
@@ -140,3 +141,8 @@ class ConfigError(CiteboundError):
 
 class VerifierLoadError(CiteboundError):
     """Raised by the verifier adapter when its model folder is missing, incomplete or fails its hash check."""
+
+
+class ReaderModelError(CiteboundError):
+    """Raised when a reader model (the fine-tuned retriever or the reranker) is missing, incomplete or fails its
+    hash check: the message names the file; there is no silent fallback to another model."""

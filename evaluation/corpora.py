@@ -234,6 +234,7 @@ def answer_with_pack(
     verifier=None,  # noqa: ANN001
     tenant: str = TENANT,
     project: str = PROJECT,
+    reranker=None,  # noqa: ANN001
 ) -> tuple[Answer, ContextPack]:
     """One question through the answer stages in ``flows.answer_flow``'s order; the answer and its pack.
     ``verifier`` reads the evidence when ``policy.verify`` (the answer chain always passes one then)."""
@@ -244,7 +245,7 @@ def answer_with_pack(
     from stages.retrieval.context import build_context_pack
     from stages.retrieval.retrieve import retrieve
 
-    result = retrieve(question, index, embedder, cfg, tenant_id=tenant, project_id=project)
+    result = retrieve(question, index, embedder, cfg, tenant_id=tenant, project_id=project, reranker=reranker)
     pack = build_context_pack(result, cfg, policy)
     report = score_answerability(pack, policy, verifier)
     refusal = precheck_pack(pack, policy, embedder, report)

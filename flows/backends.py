@@ -13,7 +13,7 @@ from pathlib import Path
 
 from contracts.errors import ConfigError
 from flows.settings import Settings
-from stages.ports import LLM, Embedder, OcrEngine, Verifier
+from stages.ports import LLM, Embedder, OcrEngine, Reranker, Verifier
 
 __all__ = [
     "LLMSpec",
@@ -25,6 +25,8 @@ __all__ = [
     "get_verifier",
     "register_verifier",
     "VERIFIER_DIR",
+    "READER_DIR",
+    "get_reranker",
     "llm_spec_from_settings",
 ]
 
@@ -38,6 +40,9 @@ _verifier_factories: dict[str, Callable[[], Verifier]] = {}
 
 VERIFIER_DIR = Path(__file__).resolve().parent.parent / "models" / "verifier"
 """The trained verifier shipped with citebound (``citebound train-verifier`` made it; card.json says how)."""
+READER_DIR = Path(__file__).resolve().parent.parent / "models" / "reader"
+"""The reader's trained models (``retriever/``, ``reranker/``), each with its card.json."""
+_rerankers: dict[str, Reranker] = {}
 
 
 def register_embedder(name: str, factory: Callable[[], Embedder]) -> None:
@@ -73,7 +78,19 @@ def _torch_embedder() -> Embedder:
     return SentenceTransformersEmbedder(num_threads=int(threads) if threads else None)
 
 
-_BUILT_IN_EMBEDDERS: dict[str, Callable[[], Embedder]] = {"minilm": _default_embedder, "minilm-torch": _torch_embedder}
+def _reader_embedder() -> Embedder:
+    """The fine-tuned retriever (``models/reader/retriever``) on ONNX Runtime: another identity than ``minilm``,
+    so a store's index is rebuilt for it (``citebound index``)."""
+    import os
+
+    from stages.adapters.reader_embedder import OnnxReaderEmbedder
+
+    threads = os.environ.get("CITEBOUND_QUERY_THREADS")
+    return OnnxReaderEmbedder(Settings().model_cache, READER_DIR / "retriever", threads=int(threads) if threads else 0)
+
+
+_BUILT_IN_EMBEDDERS: dict[str, Callable[[], Embedder]] = {"minilm": _default_embedder, "minilm-torch": _torch_embedder,
+                                                          "minilm-reader": _reader_embedder}
 
 
 def get_embedder(name: str = "minilm") -> Embedder:
@@ -161,6 +178,23 @@ def get_verifier(name: str = "citebound") -> Verifier:
                 threads = os.environ.get("CITEBOUND_QUERY_THREADS")
                 _verifiers[name] = OnnxVerifier(folder, threads=int(threads) if threads else 1)
         return _verifiers[name]
+
+
+def get_reranker(name: str = "reader") -> Reranker:
+    """The process-wide reranker: ``reader`` (the shipped model in ``models/reader/reranker``) or a model folder.
+
+    Built lazily: its files are hash-checked on first use, where a missing or altered file raises
+    ``ReaderModelError`` naming it."""
+    with _lock:
+        if name not in _rerankers:
+            import os
+
+            from stages.adapters.onnx_reranker import OnnxReranker
+
+            folder = READER_DIR / "reranker" if name == "reader" else Path(name)
+            threads = os.environ.get("CITEBOUND_QUERY_THREADS")
+            _rerankers[name] = OnnxReranker(folder, threads=int(threads) if threads else 1)
+        return _rerankers[name]
 
 
 def get_ocr() -> OcrEngine | None:

@@ -45,7 +45,7 @@ from contracts import (
 )
 from contracts.errors import IngestError, LLMTransportError, StageInvariantError
 from contracts.verifier import AnswerabilityReport
-from flows.backends import LLMSpec, get_embedder, get_llm, get_ocr, get_verifier
+from flows.backends import READER_DIR, LLMSpec, get_embedder, get_llm, get_ocr, get_reranker, get_verifier
 from flows.index_backends import index_identity, load_search_index
 from flows.lazy_prefect import NO_CACHE, task
 from flows.stage_versions import StageVersion, stage_version as derived_version
@@ -295,6 +295,9 @@ def retrieve_task(
     # The index backend (its adapter's code and library versions) is part of the stage's version; read from the
     # manifest, so that a cache hit loads no index (nor builds a view).
     identity = index_identity(store, index_ref)
+    # The reader's reranker, when the config asks for it and the model is shipped (its card and graph hash go
+    # into the stage's version, so another model is another cache key).
+    reranker = get_reranker() if cfg.reader_rerank and (READER_DIR / "reranker" / "card.json").is_file() else None
 
     def compute() -> RetrievalResult:
         from stages.retrieval import retrieve  # here, not above: a cache hit imports no stage (nor FAISS)
@@ -313,7 +316,7 @@ def retrieve_task(
                                       f"{identity.adapter_class[1]}")
         result = retrieve.retrieve(
             request.query, index, get_embedder(embedder_name), cfg,
-            tenant_id=request.tenant_id, project_id=request.project_id,
+            tenant_id=request.tenant_id, project_id=request.project_id, reranker=reranker,
         )
         if view is not None:
             from flows.index_views import refuse_if_needed
@@ -322,7 +325,7 @@ def retrieve_task(
         return result.model_copy(update={"index_sha256": index_ref.sha256})
 
     return run_stage(store, stage="retrieve", config=cfg, inputs=(request_ref, index_ref), compute=compute,
-                     force=force, backends=(get_embedder(embedder_name), identity))
+                     force=force, backends=(get_embedder(embedder_name), identity, reranker))
 
 
 @task(name="context", cache_policy=NO_CACHE)

@@ -15,7 +15,7 @@ from contracts.ingest import Chunk
 from contracts.questions import CompletionRequest
 from contracts.verifier import VerifierPair
 
-__all__ = ["Embedder", "LLM", "TextGenerator", "OcrEngine", "OcrPage", "Verifier", "IndexBackend", "IndexHits", "IndexedChunk"]
+__all__ = ["Embedder", "Reranker", "LLM", "TextGenerator", "OcrEngine", "OcrPage", "Verifier", "IndexBackend", "IndexHits", "IndexedChunk"]
 
 
 @runtime_checkable
@@ -63,6 +63,22 @@ class TextGenerator(Protocol):
 class OcrPage(Protocol):
     text: str
     confidence: float | None
+
+
+@runtime_checkable
+class Reranker(Protocol):
+    """Scores (question, passage) pairs: the probability that each passage is the one the question asks about.
+
+    ``model`` identifies what decides the scores (it goes into stage versions and cache keys); ``pool`` is how
+    many head candidates the reranker reads."""
+
+    @property
+    def model(self) -> str: ...
+
+    @property
+    def pool(self) -> int: ...
+
+    def score(self, question: str, passages: Sequence[str]) -> tuple[float, ...]: ...
 
 
 @runtime_checkable

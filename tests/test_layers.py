@@ -11,6 +11,9 @@ rank do not import each other:
     1  stages/                  pure functions, contract in -> contract out (adapters and ports included)
     2  flows/                   Prefect flows and tasks, run records, settings, stage versions, back-ends, and the
                                 Prefect server, deployments and task runners they run on
+       training/                making the reader's models: the hand-written question set, the training bundle,
+                                the trainer, the trained models' export (never imported by flows/: the product's
+                                path holds no training code)
     3  api/  evaluation/        edges over the flows: the HTTP API; the quality suites and the eval flow
     4  cli/  bench/             the outermost edges: the `citebound` command (it serves the API and runs the eval);
                                 benchmarks and tuning tools (they build on evaluation/)
@@ -38,7 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RANKS: dict[str, int] = {
     "contracts": 0, "samples": 0,
     "stages": 1,
-    "flows": 2,
+    "flows": 2, "training": 2,
     "api": 3, "evaluation": 3,
     "cli": 4, "bench": 4,
     "tests": 5,

@@ -52,8 +52,9 @@ _HEADS = 12
 _LAYERS = 6
 
 
-def export_minilm(folder: Path | None = None) -> bytes:
-    """The ONNX graph (serialized ModelProto) of the BERT encoder in ``folder`` (default: the packaged model).
+def export_minilm(folder: Path | None = None, weights: dict[str, np.ndarray] | None = None) -> bytes:
+    """The ONNX graph (serialized ModelProto) of the BERT encoder in ``folder`` (default: the packaged model), or
+    of the float32 ``weights`` given (the same names: a fine-tuned copy of the model).
 
     Inputs ``input_ids`` and ``attention_mask`` (int64, [batch, seq]); output ``last_hidden_state`` (float32,
     [batch, seq, 384]). Token type ids are all 0 for one-segment inputs, so that embedding is folded into the
@@ -63,7 +64,8 @@ def export_minilm(folder: Path | None = None) -> bytes:
     from onnx import TensorProto, helper, numpy_helper
     from safetensors.numpy import load_file
 
-    weights = load_file(str((folder or model_dir()) / "model.safetensors"))
+    if weights is None:
+        weights = load_file(str((folder or model_dir()) / "model.safetensors"))
     hidden = weights["embeddings.word_embeddings.weight"].shape[1]
     head_dim = hidden // _HEADS
     initializers: list[Any] = []
@@ -184,15 +186,19 @@ class OnnxMiniLMEmbedder(MiniLMIdentity):
                 tokenizer = Tokenizer.from_file(str(model_dir() / "tokenizer.json"))
                 tokenizer.enable_truncation(max_length=MAX_SEQ_LENGTH)
                 tokenizer.no_padding()
-                path, sha = ensure_exported(self._cache_dir)
+                path, sha = self._graph()
                 try:
                     session = onnx_runtime.load_session(path, sha, threads=self._threads)
                 except onnx_runtime.OnnxModelError as exc:
-                    _LOG.warning("%s; writing the graph again from the package's weights", exc)
-                    path, sha = ensure_exported(self._cache_dir, again=True)
+                    _LOG.warning("%s; writing the graph again from the weights", exc)
+                    path, sha = self._graph(again=True)
                     session = onnx_runtime.load_session(path, sha, threads=self._threads)
                 self._tokenizer, self._session = tokenizer, session
         return self._session, self._tokenizer
+
+    def _graph(self, *, again: bool = False) -> tuple[Path, str]:
+        """(path, sha256) of the cached graph this embedder runs, written when absent (or ``again``)."""
+        return ensure_exported(self._cache_dir, again=again)
 
     def warm_up(self) -> None:
         """Load the graph (exporting it first if the cache has none) and run one encode."""

@@ -68,12 +68,12 @@ from contracts.errors import IndexMismatchError, StageInvariantError
 from contracts.index import IndexScope
 from contracts.ingest import Chunk
 from contracts.retrieval import QueryAnalysis, ResultMetadata, RetrievalResult, RetrievedItem, SectionRef
-from stages.ports import Embedder, IndexBackend, IndexedChunk, IndexHits
+from stages.ports import Embedder, IndexBackend, IndexedChunk, IndexHits, Reranker
 from stages.retrieval.query_analysis import DOC_CODE_ALIASES, analyze_query, canonical_doc_code
 from stages.retrieval.rerank import RERANK_POOL, WordVectors, candidate_features, content_terms, rerank
 from stages.text.normalise import search_terms
 
-__all__ = ["retrieve", "confidence_of", "resolve_doc_codes", "REF_CONFIDENCE"]
+__all__ = ["retrieve", "confidence_of", "resolve_doc_codes", "rerank_text", "REF_CONFIDENCE"]
 
 STAGE_VERSION = "retrieve.v5"
 
@@ -250,6 +250,34 @@ def _consensus_head(dense_first: int, bm25_first: int, fused: dict[int, float], 
     return None
 
 
+def rerank_text(chunk: Chunk) -> str:
+    """What the reranker reads of a chunk: its text, opened by its section's number and heading when the text does
+    not already show them (a later chunk of a long section), as the passages it was trained on open."""
+    p = chunk.provenance
+    if p.section_title and p.section_title.lower()[:40] not in chunk.text[:200].lower():
+        section = (p.section_id or "").split("_")[-1]
+        return f"Section {section}. {p.section_title}\n{chunk.text}"
+    return chunk.text
+
+
+def _reader_rerank(query: str, reranker: Reranker, ordered: list[int], ref_set: set[int],
+                   entries: dict[int, IndexedChunk], fused: dict[int, float]) -> tuple[list[int], dict[int, float]]:
+    """The fused order with its first ``reranker.pool`` candidates (section references aside, which stay first)
+    reordered by the reranker's probability; fused scores rewritten so they stay monotonic in rank."""
+    pool = [s for s in ordered if s not in ref_set][: reranker.pool]
+    scores = reranker.score(query, [rerank_text(entries[s].chunk) for s in pool])
+    reranked = dict(zip(pool, scores, strict=True))
+    head = [s for s in ordered if s in ref_set]
+    pool_sorted = sorted(pool, key=lambda s: (-reranked[s], pool.index(s)))
+    rest = [s for s in ordered if s not in ref_set and s not in reranked]
+    floor = max((fused[s] for s in rest), default=0.0) + 1.0
+    for slot in pool:
+        fused[slot] = floor + reranked[slot]
+    for slot in head:
+        fused[slot] = max(fused[slot], floor + 2.0)
+    return head + pool_sorted + rest, reranked
+
+
 def retrieve(
     query: str,
     index: IndexBackend,
@@ -258,6 +286,7 @@ def retrieve(
     *,
     tenant_id: str,
     project_id: str,
+    reranker: Reranker | None = None,
 ) -> RetrievalResult:
     """The ``cfg.top_k`` best chunks of one tenant/project for ``query`` (see the module docstring)."""
     if embedder.model_name != index.embedding_model or embedder.dim != index.dim:
@@ -356,7 +385,9 @@ def retrieve(
     # first was right 1 time in 18, one both put first 25 times in 29 (see the module docstring).
     method_firsts = [int(slots[0]) for slots in (dense_slots, bm25_slots) if len(slots)]
     reranked: dict[int, float] = {}
-    if cfg.rerank and hybrid and not long_query and ordered:
+    if reranker is not None and cfg.reader_rerank and hybrid and not long_query and ordered:
+        ordered, reranked = _reader_rerank(query, reranker, ordered, ref_set, entries, fused)
+    elif cfg.rerank and hybrid and not long_query and ordered:
         # The right provision among neighbours (stages.retrieval.rerank): reorder the head of the fused list by the
         # probability that each candidate is the one asked for; section references stay first.
         pool = [s for s in ordered[: max(RERANK_POOL, cfg.top_k)] if s not in ref_set]

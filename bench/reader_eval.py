@@ -1,0 +1,164 @@
+"""The reader on dev: right / wrong / refused and retrieval recall, with and without its two models.
+
+Four configurations: the base MiniLM embedder or the fine-tuned retriever (``models/reader/retriever``), each
+with and without the trained reranker (``models/reader/reranker``). Question sets (dev only; the held-out sets
+run with ``--held`` once the defaults are chosen):
+
+* ``hw-<code>``: the hand-written dev split (``training.handwritten.split``), each code on its own store: the
+  seven civictech Acts in one store (IPC, CrPC, IEA, NIA, CPC, IDA, MVA), the BNS PDF alone, the Hindu Marriage
+  and Dowry Prohibition Acts (the unseen-document split: never trained on) in one;
+* ``ipc-dev`` and the lay IPC tuning sets (``bench/data/ipc_questions.jsonl``: dev, held2..held8);
+* ``off-topic``: SQuAD 2.0 questions on the Acts' store (every answer is wrong).
+
+Usage: .venv/bin/python bench/reader_eval.py [--configs base,base+rr,reader,reader+rr] [--thresholds 0.3,0.5]
+       [--sets hw-IPC,...] [--limit N] [--held]
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from contracts import GenerationPolicy, RetrieveConfig  # noqa: E402
+from evaluation.corpora import (  # noqa: E402
+    MemoEmbedder,
+    act_chunks,
+    answer_with_pack,
+    build_index,
+    ingested_chunks,
+    ipc_queries,
+    squad_questions,
+)
+from evaluation.splits import IPC_BENCH_TAGS, IPC_JUDGE  # noqa: E402
+from evaluation.suites.questions import UserQuestion, outcome_of  # noqa: E402
+from stages.adapters.extractive_llm import ExtractiveLLM  # noqa: E402
+from training.handwritten import read_slices, split  # noqa: E402
+from training.reader_bundle import PARAMS  # noqa: E402
+from training.reader_prepare import DEV_SHARE, HANDWRITTEN, UNSEEN_CODES  # noqa: E402
+
+SHARED = Path(os.environ.get("CITEBOUND_SHARED_DATA", ROOT.parent / "shared" / "data")).resolve()
+CACHE = Path(tempfile.gettempdir()) / "citebound-bench-cache"
+MODELS = ROOT / "models" / "reader"
+PDF_CODES = {"BNS": "statute-pdfs/Bhartiya_Nyay_Sanhita_BNS.pdf",
+             "HMA": "statute-pdfs/Hindu_Marriage_Act.pdf", "DPA": "statute-pdfs/Dowry_Prohibition_Act_1961.pdf"}
+# The hand-written set's code names -> the doc codes of the stores here.
+DOC_CODE = {"Hindu Marriage Act": "HMA", "Dowry Prohibition Act": "DPA"}
+LAY_TUNING = {tag: name for tag, name in IPC_BENCH_TAGS.items() if name not in IPC_JUDGE}
+
+
+def outcome(ans, gold: set[str]) -> str:  # noqa: ANN001
+    doc_codes = {c.source_id: c.source_id.split("_")[0] for c in ans.citations}
+    kind = outcome_of(UserQuestion(line=0, qid="", question=ans.query, expected=tuple(sorted(gold))), ans,
+                      doc_codes).kind
+    return "wrong" if kind == "wrong provision" else kind
+
+
+def gold_of(code: str, section: str | None) -> set[str]:
+    return {f"{DOC_CODE.get(code, code)}_{section}"} if section else set()
+
+
+def handwritten_sets(limit: int) -> dict[str, list[tuple[str, set[str]]]]:
+    questions, _ = read_slices(HANDWRITTEN)
+    parts = split(questions, seed=int(PARAMS["seed"]), dev_share=DEV_SHARE, unseen_codes=UNSEEN_CODES)
+    sets: dict[str, list[tuple[str, set[str]]]] = collections.defaultdict(list)
+    for q in parts["dev"]:
+        sets[f"hw-{q.code}"].append((q.question, gold_of(q.code, q.section)))
+    for q in parts["unseen"]:
+        sets["hw-unseen"].append((q.question, gold_of(q.code, q.section)))
+    return {k: (v[:limit] if limit else v) for k, v in sorted(sets.items())}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--configs", default="base,base+rr,reader,reader+rr")
+    parser.add_argument("--thresholds", default="")
+    parser.add_argument("--sets", default="")
+    parser.add_argument("--limit", type=int, default=0, help="at most N questions per set")
+    parser.add_argument("--negatives", type=int, default=100)
+    parser.add_argument("--json", type=Path, help="write the figures here too")
+    parser.add_argument("--held", action="store_true", help="the held-out sets instead (once, defaults chosen)")
+    args = parser.parse_args()
+
+    from stages.adapters.onnx_embedder import OnnxMiniLMEmbedder
+    from stages.adapters.onnx_reranker import OnnxReranker
+    from stages.adapters.reader_embedder import OnnxReaderEmbedder
+
+    model_cache = CACHE / "models"
+    embedders = {"base": MemoEmbedder(OnnxMiniLMEmbedder(model_cache, threads=0))}
+    if (MODELS / "retriever" / "card.json").exists():
+        embedders["reader"] = MemoEmbedder(OnnxReaderEmbedder(model_cache, MODELS / "retriever", threads=0))
+    reranker = OnnxReranker(MODELS / "reranker", threads=0) if (MODELS / "reranker" / "card.json").exists() else None
+    configs = [c for c in args.configs.split(",") if c.split("+")[0] in embedders and (reranker or "+rr" not in c)]
+
+    chunk_sets = {"acts": act_chunks(SHARED),
+                  "BNS": ingested_chunks({SHARED / PDF_CODES["BNS"]: "BNS"}),
+                  "unseen": ingested_chunks({SHARED / PDF_CODES["HMA"]: "HMA", SHARED / PDF_CODES["DPA"]: "DPA"})}
+    if args.held:
+        sets = {"held-ipc-lay": [], "held-bns-lay": []}
+        for name, store in (("ipc_lay_v2.jsonl", "held-ipc-lay"), ("bns_lay_v1.jsonl", "held-bns-lay")):
+            for line in (ROOT / "evaluation" / "heldout" / name).read_text().splitlines():
+                row = json.loads(line)
+                code = "IPC" if "ipc" in name else "BNS"
+                sets[store].append((row["question"], gold_of(code, row.get("section"))))
+        sets |= {tag: [(q, g) for _, q, g in ipc_queries(split_name)] for tag, split_name in IPC_BENCH_TAGS.items()
+                 if split_name in IPC_JUDGE}
+    else:
+        sets = handwritten_sets(args.limit)
+        sets["ipc-dev"] = [(q, g) for qid, q, g in ipc_queries("dev") if not qid.startswith("ipc-r")]
+        sets |= {f"ipc-{tag}": [(q, g) for _, q, g in ipc_queries(name)] for tag, name in LAY_TUNING.items()}
+        sets["off-topic"] = [(q, set()) for q in squad_questions(SHARED, args.negatives)]
+    if args.sets:
+        wanted = set(args.sets.split(","))
+        sets = {k: v for k, v in sets.items() if k in wanted}
+
+    def store_of(name: str) -> str:
+        return "BNS" if "BNS" in name or "bns" in name else "unseen" if "unseen" in name else "acts"
+
+    thresholds = [float(t) for t in args.thresholds.split(",") if t.strip()] or [GenerationPolicy().min_confidence]
+    llm = ExtractiveLLM()
+    results: dict = {}
+    started = time.perf_counter()
+    for config in configs:
+        embedder = embedders[config.split("+")[0]]
+        rr = reranker if "+rr" in config else None
+        indexes = {name: build_index(chunks, embedder.inner, CACHE) for name, chunks in chunk_sets.items()}
+        for threshold in thresholds:
+            policy = GenerationPolicy(min_confidence=threshold)
+            print(f"\n{config}  min_confidence={threshold}")
+            print(f"{'set':<16}{'n':>5}{'right':>8}{'wrong':>8}{'refused':>9}{'prec':>8}{'R@1':>7}{'R@5':>7}")
+            for name, questions in sets.items():
+                bins: collections.Counter[str] = collections.Counter()
+                for question, gold in questions:
+                    ans, pack = answer_with_pack(question, indexes[store_of(name)], embedder, RetrieveConfig(top_k=5),
+                                                 policy, llm, reranker=rr)
+                    bins[outcome(ans, gold)] += 1
+                    if gold:
+                        got = list(dict.fromkeys(f"{c.provenance.doc_code}_{c.provenance.section_id}"
+                                                 for c in pack.chunks))
+                        bins["r1"] += bool(got[:1] and got[0] in gold)
+                        bins["r5"] += bool(set(got[:5]) & gold)
+                n = len(questions) or 1
+                answered = bins["right"] + bins["wrong"]
+                row = {"n": len(questions), "right": bins["right"], "wrong": bins["wrong"], "refused": bins["refused"],
+                       "precision": round(bins["right"] / answered, 4) if answered else None,
+                       "r1": bins["r1"], "r5": bins["r5"]}
+                results[f"{config}|{threshold}|{name}"] = row
+                prec = f"{row['precision']:.1%}" if answered else "-"
+                print(f"{name:<16}{len(questions):>5}{bins['right'] / n:>8.1%}{bins['wrong'] / n:>8.1%}"
+                      f"{bins['refused'] / n:>9.1%}{prec:>8}{bins['r1'] / n:>7.1%}{bins['r5'] / n:>7.1%}", flush=True)
+    print(f"\n{time.perf_counter() - started:.0f} s")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()

