@@ -8,7 +8,11 @@ run with ``--held`` once the defaults are chosen):
   seven civictech Acts in one store (IPC, CrPC, IEA, NIA, CPC, IDA, MVA), the BNS PDF alone, the Hindu Marriage
   and Dowry Prohibition Acts (the unseen-document split: never trained on) in one;
 * ``ipc-dev`` and the lay IPC tuning sets (``bench/data/ipc_questions.jsonl``: dev, held2..held8);
+* ``hw-ncert`` / ``hw-unseen-ncert``: textbook questions on a store of the chapters written for (the library from
+  ``CITEBOUND_NCERT_LIBRARY``; a cited chunk must hold the evidence); geography chapters are the unseen ones;
 * ``off-topic``: SQuAD 2.0 questions on the Acts' store (every answer is wrong).
+
+``P@1`` / ``P@5``: the gold among the context pack's first one / five provisions.
 
 Usage: .venv/bin/python bench/reader_eval.py [--configs base,base+rr,reader,reader+rr] [--thresholds 0.3,0.5]
        [--sets hw-IPC,...] [--limit N] [--held]
@@ -42,8 +46,8 @@ from evaluation.splits import IPC_BENCH_TAGS, IPC_JUDGE  # noqa: E402
 from evaluation.suites.questions import UserQuestion, outcome_of  # noqa: E402
 from stages.adapters.extractive_llm import ExtractiveLLM  # noqa: E402
 from training.handwritten import read_slices, split  # noqa: E402
-from training.reader_bundle import PARAMS  # noqa: E402
-from training.reader_prepare import DEV_SHARE, HANDWRITTEN, UNSEEN_CODES  # noqa: E402
+from training.reader_bundle import PARAMS, TEXTBOOK_CODE, resolve_evidence  # noqa: E402
+from training.reader_prepare import DEV_SHARE, HANDWRITTEN, UNSEEN_CODES, textbook_library  # noqa: E402
 
 SHARED = Path(os.environ.get("CITEBOUND_SHARED_DATA", ROOT.parent / "shared" / "data")).resolve()
 CACHE = Path(tempfile.gettempdir()) / "citebound-bench-cache"
@@ -66,15 +70,84 @@ def gold_of(code: str, section: str | None) -> set[str]:
     return {f"{DOC_CODE.get(code, code)}_{section}"} if section else set()
 
 
-def handwritten_sets(limit: int) -> dict[str, list[tuple[str, set[str]]]]:
+class Evidence(set):
+    """A textbook question's gold: its evidence sentences (a cited chunk must hold one), not a section id."""
+
+
+def handwritten_sets(limit: int) -> tuple[dict[str, list[tuple[str, set[str]]]], list[str]]:
+    """The dev and unseen sets by store, and the textbook chapters they need."""
     questions, _ = read_slices(HANDWRITTEN)
     parts = split(questions, seed=int(PARAMS["seed"]), dev_share=DEV_SHARE, unseen_codes=UNSEEN_CODES)
     sets: dict[str, list[tuple[str, set[str]]]] = collections.defaultdict(list)
-    for q in parts["dev"]:
-        sets[f"hw-{q.code}"].append((q.question, gold_of(q.code, q.section)))
-    for q in parts["unseen"]:
-        sets["hw-unseen"].append((q.question, gold_of(q.code, q.section)))
-    return {k: (v[:limit] if limit else v) for k, v in sorted(sets.items())}
+    chapters = sorted({q.code for q in questions if TEXTBOOK_CODE.match(q.code)})
+    for name, part in (("hw", parts["dev"]), ("hw-unseen", parts["unseen"])):
+        for q in part:
+            if TEXTBOOK_CODE.match(q.code):
+                gold: set[str] = Evidence(q.evidence) if q.section else set()
+                sets[f"{name}-ncert"].append((q.question, gold))
+            elif name == "hw":
+                sets[f"hw-{q.code}"].append((q.question, gold_of(q.code, q.section)))
+            else:
+                sets["hw-unseen-acts"].append((q.question, gold_of(q.code, q.section)))
+    return {k: (v[:limit] if limit else v) for k, v in sorted(sets.items())}, chapters
+
+
+def judged(ans, pack, gold: set[str]) -> str:  # noqa: ANN001
+    """right / wrong / refused / error; a textbook answer is right when a cited chunk holds its evidence."""
+    if not isinstance(gold, Evidence):
+        return outcome(ans, gold)
+    if ans.status != "success":
+        return "error" if ans.status == "error" else "refused"
+    if not gold:
+        return "wrong"
+    cited = {c.chunk_id for c in ans.citations}
+    texts = [(c.semantic_id, c.text) for c in pack.chunks if c.chunk_id in cited]
+    return "right" if resolve_evidence(sorted(gold), texts) else "wrong"
+
+
+def pack_hits(pack, gold: set[str]) -> list[bool]:  # noqa: ANN001
+    """Per pack position (provision order, first five): does it hold the gold?"""
+    if isinstance(gold, Evidence):
+        return [bool(resolve_evidence(sorted(gold), [(c.semantic_id, c.text)])) for c in pack.chunks[:5]]
+    got = list(dict.fromkeys(f"{c.provenance.doc_code}_{c.provenance.section_id}" for c in pack.chunks))
+    return [g in gold for g in got[:5]]
+
+
+def calibrate(config: str, embedders: dict, reranker, chunk_sets: dict, sets: dict) -> None:  # noqa: ANN001
+    """Each dev question's reranked pool, (logit, is it the gold) per candidate, fitted into the card."""
+    import math
+
+    import numpy as np
+
+    from stages.retrieval.retrieve import retrieve
+    from training.reader_models import fit_calibration, set_calibration
+
+    embedder = embedders[config.split("+")[0]]
+    cal = reranker.card.calibration
+    slope, intercept = (cal.slope, cal.intercept) if cal else (1.0, 0.0)
+    indexes = {name: build_index(chunks, embedder.inner, CACHE) for name, chunks in chunk_sets.items()}
+    logits, labels, questions = [], [], 0
+    for name, items in sets.items():
+        store = "ncert" if "ncert" in name else "BNS" if "BNS" in name else "unseen" if "unseen" in name else "acts"
+        if "unseen" in name:
+            continue  # never fitted on the unseen documents: they report how far the fit carries
+        for question, gold in items:
+            result = retrieve(question, indexes[store], embedder, RetrieveConfig(top_k=reranker.pool),
+                              tenant_id="eval", project_id="eval", reranker=reranker)
+            questions += 1
+            for item in result.results:
+                if "rerank" not in item.matched_by:
+                    continue
+                p = min(max(item.confidence, 1e-12), 1 - 1e-12)
+                logits.append((math.log(p / (1 - p)) - intercept) / slope)
+                if isinstance(gold, Evidence):
+                    labels.append(bool(resolve_evidence(sorted(gold), [(item.source_id, item.content_snippet)])))
+                else:
+                    labels.append(f"{item.metadata.doc_code}_{item.metadata.section_id}" in gold)
+    fitted = fit_calibration(np.array(logits), np.array(labels, dtype=float),
+                             f"dev: {questions} questions, {len(logits)} reranked candidates ({sum(labels)} gold)")
+    set_calibration(MODELS / "reranker", fitted)
+    print(f"calibration: {fitted}")
 
 
 def main() -> None:
@@ -86,6 +159,8 @@ def main() -> None:
     parser.add_argument("--negatives", type=int, default=100)
     parser.add_argument("--json", type=Path, help="write the figures here too")
     parser.add_argument("--held", action="store_true", help="the held-out sets instead (once, defaults chosen)")
+    parser.add_argument("--calibrate", action="store_true",
+                        help="fit the reranker's Platt scaling on the dev sets (first config) and write it to its card")
     args = parser.parse_args()
 
     from stages.adapters.onnx_embedder import OnnxMiniLMEmbedder
@@ -102,6 +177,7 @@ def main() -> None:
     chunk_sets = {"acts": act_chunks(SHARED),
                   "BNS": ingested_chunks({SHARED / PDF_CODES["BNS"]: "BNS"}),
                   "unseen": ingested_chunks({SHARED / PDF_CODES["HMA"]: "HMA", SHARED / PDF_CODES["DPA"]: "DPA"})}
+    chapters: list[str] = []
     if args.held:
         sets = {"held-ipc-lay": [], "held-bns-lay": []}
         for name, store in (("ipc_lay_v2.jsonl", "held-ipc-lay"), ("bns_lay_v1.jsonl", "held-bns-lay")):
@@ -112,7 +188,7 @@ def main() -> None:
         sets |= {tag: [(q, g) for _, q, g in ipc_queries(split_name)] for tag, split_name in IPC_BENCH_TAGS.items()
                  if split_name in IPC_JUDGE}
     else:
-        sets = handwritten_sets(args.limit)
+        sets, chapters = handwritten_sets(args.limit)
         sets["ipc-dev"] = [(q, g) for qid, q, g in ipc_queries("dev") if not qid.startswith("ipc-r")]
         sets |= {f"ipc-{tag}": [(q, g) for _, q, g in ipc_queries(name)] for tag, name in LAY_TUNING.items()}
         sets["off-topic"] = [(q, set()) for q in squad_questions(SHARED, args.negatives)]
@@ -120,9 +196,21 @@ def main() -> None:
         wanted = set(args.sets.split(","))
         sets = {k: v for k, v in sets.items() if k in wanted}
 
+    library = textbook_library()
+    if chapters and library is not None:
+        chunk_sets["ncert"] = ingested_chunks({library / f"{c}.pdf": None for c in chapters
+                                               if (library / f"{c}.pdf").is_file()})
+    else:
+        sets = {k: v for k, v in sets.items() if "ncert" not in k}
+
     def store_of(name: str) -> str:
+        if "ncert" in name:
+            return "ncert"
         return "BNS" if "BNS" in name or "bns" in name else "unseen" if "unseen" in name else "acts"
 
+    if args.calibrate:
+        calibrate(configs[0], embedders, reranker, chunk_sets, sets)
+        return
     thresholds = [float(t) for t in args.thresholds.split(",") if t.strip()] or [GenerationPolicy().min_confidence]
     llm = ExtractiveLLM()
     results: dict = {}
@@ -134,18 +222,17 @@ def main() -> None:
         for threshold in thresholds:
             policy = GenerationPolicy(min_confidence=threshold)
             print(f"\n{config}  min_confidence={threshold}")
-            print(f"{'set':<16}{'n':>5}{'right':>8}{'wrong':>8}{'refused':>9}{'prec':>8}{'R@1':>7}{'R@5':>7}")
+            print(f"{'set':<16}{'n':>5}{'right':>8}{'wrong':>8}{'refused':>9}{'prec':>8}{'P@1':>7}{'P@5':>7}")
             for name, questions in sets.items():
                 bins: collections.Counter[str] = collections.Counter()
                 for question, gold in questions:
                     ans, pack = answer_with_pack(question, indexes[store_of(name)], embedder, RetrieveConfig(top_k=5),
                                                  policy, llm, reranker=rr)
-                    bins[outcome(ans, gold)] += 1
+                    bins[judged(ans, pack, gold)] += 1
                     if gold:
-                        got = list(dict.fromkeys(f"{c.provenance.doc_code}_{c.provenance.section_id}"
-                                                 for c in pack.chunks))
-                        bins["r1"] += bool(got[:1] and got[0] in gold)
-                        bins["r5"] += bool(set(got[:5]) & gold)
+                        hits = pack_hits(pack, gold)
+                        bins["r1"] += bool(hits[:1] and hits[0])
+                        bins["r5"] += any(hits)
                 n = len(questions) or 1
                 answered = bins["right"] + bins["wrong"]
                 row = {"n": len(questions), "right": bins["right"], "wrong": bins["wrong"], "refused": bins["refused"],

@@ -31,6 +31,9 @@ class HandwrittenQuestion(Contract):
     sounds_like: str | None = None
     """For near misses and unanswered questions: the section the question was written against."""
     facts: tuple[str, ...] = ()
+    evidence: tuple[str, ...] = ()
+    """For a textbook question: the sentence(s) of the chapter that answer it, copied exactly (its ``section`` is
+    then ``"text"``: the chunk that holds them is found where the chapter is ingested, whatever the chunking)."""
     writer: str = Field(min_length=1, max_length=40)
 
     @model_validator(mode="after")

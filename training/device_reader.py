@@ -149,8 +149,15 @@ class Trainer:
         for p in self.passages:
             self.code_pids.setdefault(p["code"], []).append(p["pid"])
         self.questions = {name: read_jsonl(bundle / f"{name}.jsonl") for name in ("train", "dev", "unseen")}
-        if tiny:
+        if tiny:  # a few questions and only their codes' passages: a quick check that every step runs
             self.questions = {k: v[:48] for k, v in self.questions.items()}
+            codes = {q["code"] for qs in self.questions.values() for q in qs}
+            self.passages = [p for p in self.passages if p["code"] in codes][:400]
+            self.pid_of = {(p["code"], p["section"]): p["pid"] for p in self.passages}
+            self.code_pids = {}
+            for p in self.passages:
+                self.code_pids.setdefault(p["code"], []).append(p["pid"])
+            self.questions = {k: [q for q in v if q["code"] in self.code_pids] for k, v in self.questions.items()}
         self.metrics: dict = {"device": self.device, "params": self.params, "counts": {
             k: len(v) for k, v in self.questions.items()}}
 
@@ -243,16 +250,16 @@ class Trainer:
         return opt, sched, params
 
     # -- the retriever --------------------------------------------------------------------------------------
-    def train_retriever(self, hard: dict[str, list[str]]):  # noqa: ANN201
+    def train_retriever(self, hard: dict[str, list[str]], lr: float, epochs: int):  # noqa: ANN201
         torch = self.torch
         p = self.params
         model = self.load(6)
         train = [q for q in self.questions["train"] if q["section"] is not None and (q["code"], q["section"]) in self.pid_of]
         gold = self.gold(train)
         bs = 8 if self.tiny else p["retriever_batch"]
-        epochs = 1 if self.tiny else p["retriever_epochs"]
+        epochs = 1 if self.tiny else epochs
         steps = epochs * math.ceil(len(train) / bs)
-        opt, sched, params = self.optimiser(model, steps, p["retriever_lr"])
+        opt, sched, params = self.optimiser(model, steps, lr)
         model.train()
         step = 0
         for epoch in range(epochs):
@@ -287,9 +294,8 @@ class Trainer:
                 losses.append(loss.item())
                 if self.tiny and step >= 3:
                     break
-            log(f"retriever epoch {epoch + 1}/{epochs}: loss {np.mean(losses):.4f} ({step} steps)")
-        self.metrics["retriever_steps"] = step
-        return model
+            log(f"retriever lr {lr} epoch {epoch + 1}/{epochs}: loss {np.mean(losses):.4f} ({step} steps)")
+        return model, step
 
     def load(self, layers: int):  # noqa: ANN201
         return load_encoder(self.torch, self.transformers, self.bundle, layers, self.device)
@@ -400,8 +406,23 @@ class Trainer:
         self.dense_figures(base, "base")
         del base
         self._pvec_model = None
-        retriever = self.train_retriever(hard_ranks)
-        retriever.eval()
+        # Each run of the retriever is scored on dev (MRR@10 over the dev split); the best one is kept.
+        retriever, best = None, -1.0
+        for run in self.params["retriever_runs"]:
+            model, steps = self.train_retriever(hard_ranks, run["lr"], run["epochs"])
+            model.eval()
+            self._pvec_model = None
+            ranks = self.dense_ranks(model, self.questions["dev"], RERANK_POOL)
+            score = figures(ranks, self.gold(self.questions["dev"])).get("mrr@10", 0.0)
+            self.metrics.setdefault("retriever_runs", []).append({**run, "steps": steps, "dev_mrr@10": score})
+            log(f"retriever run {run}: dev MRR@10 {score}")
+            if score > best:
+                retriever, best = model, score
+                self.metrics["retriever_steps"] = steps
+                self.metrics["retriever_run"] = run
+            else:
+                del model
+        self._pvec_model = None
         pools = self.dense_figures(retriever, "tuned")
         pools["train"] = self.dense_ranks(retriever, self.questions["train"], RERANK_POOL)
         files = {"retriever": save_parts(self.torch, retriever, "retriever", self.out)}

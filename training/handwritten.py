@@ -112,10 +112,13 @@ def drop_eval_items(questions: Sequence[HandwrittenQuestion], scored: Iterable[s
 
 def split(questions: Iterable[HandwrittenQuestion], *, seed: int, dev_share: float,
           unseen_codes: Sequence[str]) -> dict[str, list[HandwrittenQuestion]]:
-    """``train``, ``dev`` (a stable share by id) and ``unseen`` (whole codes never trained on)."""
+    """``train``, ``dev`` (a stable share by id) and ``unseen`` (whole codes never trained on; a code ending in
+    ``*`` is a prefix: ``"kegy*"`` holds out every chapter of that book)."""
     out: dict[str, list[HandwrittenQuestion]] = {"train": [], "dev": [], "unseen": []}
+    exact = {c for c in unseen_codes if not c.endswith("*")}
+    prefixes = tuple(c[:-1] for c in unseen_codes if c.endswith("*"))
     for q in questions:
-        if q.code in unseen_codes:
+        if q.code in exact or (prefixes and q.code.startswith(prefixes)):
             out["unseen"].append(q)
             continue
         draw = int(hashlib.sha256(f"{seed}:{q.id}".encode()).hexdigest()[:8], 16) / 0xFFFFFFFF

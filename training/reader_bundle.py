@@ -13,6 +13,7 @@ the table stays frozen in training, so nothing else of it is needed, and the bun
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -23,7 +24,12 @@ from contracts._base import sha256_file
 from contracts.handwritten import HandwrittenQuestion
 from stages.provisions.parse import sections_from_bytes
 
-__all__ = ["CODE_SOURCES", "PARAMS", "read_code_sections", "passage_text", "write_bundle"]
+__all__ = ["CODE_SOURCES", "PARAMS", "TEXTBOOK_CODE", "read_code_sections", "passage_text", "textbook_chunks",
+           "resolve_evidence", "write_bundle"]
+
+# An NCERT chapter's file name: class letter (a-l = 1-12), medium, book, chapter ("jesc101" = class 10 science 1).
+TEXTBOOK_CODE = re.compile(r"^[a-l][eh][a-z]{2}\d{3}$")
+_SPACE = re.compile(r"\s+")
 
 # code -> (file under the shared data folder, media type)
 CODE_SOURCES: dict[str, tuple[str, str]] = {
@@ -46,8 +52,7 @@ PARAMS = {
     "scale": 20.0,
     "hard_pool": 10,
     "retriever_batch": 64,
-    "retriever_epochs": 4,
-    "retriever_lr": 3e-5,
+    "retriever_runs": [{"lr": 3e-5, "epochs": 3}, {"lr": 5e-5, "epochs": 6}],
     "rerank_layers": [3, 6],
     "rerank_tokens": 128,
     "rerank_negatives": 7,
@@ -77,14 +82,46 @@ def read_code_sections(data_root: Path, codes: Sequence[str]) -> dict[str, list[
     return out
 
 
+def textbook_chunks(pdf: Path) -> list[tuple[str, str]]:
+    """(semantic id, text) of a chapter's chunks, as citebound's ingestion stages cut them."""
+    from contracts import ChunkConfig, CleanConfig, ExtractConfig
+    from stages.ingest.chunk import chunk_document
+    from stages.ingest.clean import clean_document
+    from stages.ingest.extract import extract_document, make_source_document
+
+    data = pdf.read_bytes()
+    source = make_source_document(str(pdf), data, doc_code=pdf.stem, tenant_id="train", project_id="train")
+    cleaned = clean_document(extract_document(source, data, ExtractConfig(), None), CleanConfig())
+    return [(c.semantic_id, c.text) for c in chunk_document(cleaned, ChunkConfig()).chunks]
+
+
+def _folded(text: str) -> str:
+    return _SPACE.sub(" ", text.replace("-\n", "")).strip().lower()
+
+
+def resolve_evidence(evidence: Sequence[str], chunks: Sequence[tuple[str, str]]) -> str | None:
+    """The semantic id of the first chunk that holds the first evidence sentence (whitespace and case folded;
+    a sentence cut across two chunks is found by its first 60 characters), or None."""
+    folded = [(sid, _folded(text)) for sid, text in chunks]
+    for sentence in evidence:
+        want = _folded(sentence)
+        for probe in (want, want[:60]):
+            for sid, text in folded:
+                if probe and probe in text:
+                    return sid
+    return None
+
+
 def passage_text(section: str, title: str, text: str) -> str:
     return f"Section {section}. {title}\n{text}".strip()
 
 
 def write_bundle(out: Path, splits: Mapping[str, Sequence[HandwrittenQuestion]],
                  sections: Mapping[str, list[tuple[str, str, str]]], model_folder: Path,
-                 params: Mapping[str, object] = PARAMS) -> dict[str, str]:
-    """Write the bundle into ``out`` (emptied first); returns {file name: sha256}."""
+                 params: Mapping[str, object] = PARAMS,
+                 chunks: Mapping[str, Sequence[tuple[str, str]]] | None = None) -> dict[str, str]:
+    """Write the bundle into ``out`` (emptied first); returns {file name: sha256}. ``sections``: each statute's
+    (section, title, text); ``chunks``: each textbook chapter's (semantic id, text), a passage each."""
     from safetensors.numpy import load_file, save_file
     from tokenizers import Tokenizer
 
@@ -100,6 +137,8 @@ def write_bundle(out: Path, splits: Mapping[str, Sequence[HandwrittenQuestion]],
             seen.add(section)
             passages.append({"pid": f"{code}:{section}", "code": code, "section": section,
                              "text": passage_text(section, title, text)})
+    for code, rows in (chunks or {}).items():
+        passages.extend({"pid": f"{code}:{sid}", "code": code, "section": sid, "text": text} for sid, text in rows)
     with (out / "passages.jsonl").open("w", encoding="utf-8") as fh:
         for p in passages:
             fh.write(json.dumps(p, ensure_ascii=False) + "\n")

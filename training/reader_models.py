@@ -25,7 +25,7 @@ from contracts._base import sha256_file
 from contracts.reader import ReaderModelCard, RerankCalibration
 from contracts.store import atomic_write
 
-__all__ = ["write_retriever", "write_reranker", "base_sha256", "reranker_module"]
+__all__ = ["write_retriever", "write_reranker", "base_sha256", "reranker_module", "fit_calibration", "set_calibration"]
 
 _WORD_TABLE = "embeddings.word_embeddings.weight"
 
@@ -122,3 +122,28 @@ def write_reranker(trained: Path, parts: list[str], layers: int, folder: Path, m
     shutil.copyfile(model_folder / "tokenizer.json", folder / "tokenizer.json")
     return _card("reranker", f"citebound/minilm-l{layers}-reranker", folder, ["reranker.int8.onnx", "tokenizer.json"],
                  layers=layers, model_folder=model_folder, **card_fields)
+
+
+def fit_calibration(logits: np.ndarray, labels: np.ndarray, fitted_on: str) -> RerankCalibration:
+    """Platt scaling: the logistic regression of ``labels`` (1 = the asked provision) on the raw ``logits``,
+    fitted by Newton's method with a tiny ridge (so a separable sample still converges)."""
+    x = np.stack([np.asarray(logits, dtype=np.float64), np.ones(len(logits))], axis=1)
+    y = np.asarray(labels, dtype=np.float64)
+    w = np.array([1.0, 0.0])
+    for _ in range(100):
+        p = 1.0 / (1.0 + np.exp(-np.clip(x @ w, -50, 50)))
+        grad = x.T @ (p - y) + 1e-6 * w
+        hess = (x * (p * (1 - p))[:, None]).T @ x + 1e-6 * np.eye(2)
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if np.abs(step).max() < 1e-10:
+            break
+    return RerankCalibration(slope=round(float(w[0]), 6), intercept=round(float(w[1]), 6), fitted_on=fitted_on)
+
+
+def set_calibration(folder: Path, calibration: RerankCalibration) -> ReaderModelCard:
+    """The reranker's card with ``calibration`` (its files, and so their hashes, unchanged)."""
+    card = ReaderModelCard.model_validate_json((folder / "card.json").read_bytes())
+    card = card.model_copy(update={"calibration": calibration})
+    atomic_write(folder / "card.json", (card.model_dump_json(indent=1) + "\n").encode())
+    return card

@@ -73,9 +73,18 @@ def test_the_committed_set_reads_without_problems_and_every_gold_is_in_its_code(
     from training.reader_bundle import read_code_sections
     from training.reader_prepare import HANDWRITTEN
 
+    from training.reader_bundle import TEXTBOOK_CODE
+
     questions, problems = read_slices(HANDWRITTEN)
     assert problems == [] and len(questions) >= 5000
+    questions = [q for q in questions if not TEXTBOOK_CODE.match(q.code)]  # their gold is a sentence, not a section
     codes = sorted({q.code for q in questions})
     sections = read_code_sections(shared_data, codes)
     kept, dropped = check_gold(questions, {c: {s for s, _, _ in rows} for c, rows in sections.items()})
     assert sum(dropped.values()) <= len(questions) // 100, dropped
+
+
+def test_a_starred_unseen_code_holds_out_a_whole_book():
+    qs = [HandwrittenQuestion.model_validate(_q(f"{code}-1", "What is a monsoon and when does it come?", code=code,
+                                                section="text", kind="student")) for code in ("kegy203", "jesc101")]
+    assert [q.code for q in split(qs, seed=1, dev_share=0.0, unseen_codes=("kegy*",))["unseen"]] == ["kegy203"]
