@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SCOPE = ("stages/", "tests/", "docs/", "bench/", "evaluation/", "README.md")
 HELD_DATA = {"bench/data/ipc_questions.jsonl", "evaluation/data/squad_held_split.json",
              "evaluation/heldout/ipc_lay_v2.jsonl", "evaluation/heldout/claims_v1.jsonl",
-             "evaluation/heldout/bns_lay_v1.jsonl"}
+             "evaluation/heldout/bns_lay_v1.jsonl", "evaluation/heldout/ncert_v1.jsonl"}
 READER_HELD = ROOT / "evaluation" / "heldout"
 BINARY = (".onnx", ".npy", ".pdf", ".png", ".jpg")
 _TOKEN = re.compile(r"[a-z0-9][a-z0-9_-]*")
@@ -46,7 +46,7 @@ def held_items(data_root: Path) -> list[tuple[str, str | None, str]]:
     items += [("HaluEval held", None, rec["question"]) for _, rec in halueval_items(data_root, "held")]
     # The reader's held-out checks (issue 29): the lay IPC questions, out-of-scope questions and claims.
     for name, field in (("ipc_lay_v2.jsonl", "question"), ("claims_v1.jsonl", "claim"),
-                        ("bns_lay_v1.jsonl", "question")):
+                        ("bns_lay_v1.jsonl", "question"), ("ncert_v1.jsonl", "question")):
         for line in (READER_HELD / name).read_text(encoding="utf-8").splitlines():
             row = json.loads(line)
             items.append((f"Reader {name}", row["id"], row[field]))
@@ -87,7 +87,7 @@ def test_no_held_item_is_quoted_in_code_tests_docs_or_benches(shared_data: Path)
     items = held_items(shared_data)
     kinds = {where.split()[0] + " " + where.split()[1] for where, _, _ in items}
     assert {"SQuAD held", "SQuAD retired", "IPC heldout7", "IPC heldout9", "HaluEval held",
-            "Reader ipc_lay_v2.jsonl", "Reader claims_v1.jsonl", "Reader bns_lay_v1.jsonl"} <= kinds
+            "Reader ipc_lay_v2.jsonl", "Reader claims_v1.jsonl", "Reader bns_lay_v1.jsonl", "Reader ncert_v1.jsonl"} <= kinds
     assert sum(where.startswith("SQuAD held") for where, _, _ in items) == 766
     files = scoped_files(ROOT)
     assert "stages/grounding/question_alignment.py" in files and "README.md" in files
