@@ -11,6 +11,7 @@ kill: the model server is its child and ends with it.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import sys
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from cli.common import add_common, store_root
 
-__all__ = ["add_parsers", "cmd_reader_questions", "cmd_reader_pairs"]
+__all__ = ["add_parsers", "cmd_reader_questions", "cmd_reader_pairs", "cmd_reader_train"]
 
 _REPO = Path(__file__).resolve().parent.parent
 READER_DIR = _REPO / "models" / "reader"
@@ -134,6 +135,25 @@ def cmd_reader_pairs(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_reader_train(args: argparse.Namespace) -> int:
+    """The ``reader-train`` flow: the hand-written set -> the bundle -> training (here, or an accelerator's outputs
+    given with --trained) -> the shipped retriever and reranker with their cards."""
+    from flows.settings import configure_process_env
+
+    configure_process_env()
+    try:
+        from training.reader_flow import reader_train
+    except ImportError as exc:  # torch / transformers come with the [train] extra
+        print(f"citebound reader-train needs the [train] extra: {exc}", file=sys.stderr)
+        return 2
+    work = Path(args.work).resolve()
+    result = reader_train(bundle=str(work / "bundle"), work=str(work / "trained"),
+                          trained=str(Path(args.trained).resolve()) if args.trained else None,
+                          data_root=args.shared_data, library=args.library or os.environ.get("CITEBOUND_NCERT_LIBRARY"))
+    print(json.dumps(result, indent=1, default=str))
+    return 0
+
+
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     """The reader-questions command."""
     sp = sub.add_parser("reader-questions", help="generate the reader's training questions with a local model")
@@ -149,3 +169,10 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     sp.add_argument("--shared-data", help="the shared data folder (default $CITEBOUND_SHARED_DATA or ../shared/data)")
     add_common(sp, scope=False)
     sp.set_defaults(func=cmd_reader_pairs)
+    sp = sub.add_parser("reader-train", help="train the reader's retriever and reranker on the hand-written questions")
+    sp.add_argument("--work", default=".reader", help="work folder: bundle/ and trained/ (checkpoints) (default .reader)")
+    sp.add_argument("--trained", help="outputs of training/device_reader.py run elsewhere (an accelerator) on this bundle")
+    sp.add_argument("--library", help="the NCERT chapter PDFs the textbook questions were written from "
+                                      "(default $CITEBOUND_NCERT_LIBRARY; without it textbook questions are left out)")
+    sp.add_argument("--shared-data", help="the shared data folder (default $CITEBOUND_SHARED_DATA or ../shared/data)")
+    sp.set_defaults(func=cmd_reader_train)

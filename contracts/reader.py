@@ -18,10 +18,14 @@ __all__ = ["ReaderModelCard", "RerankCalibration"]
 
 
 class RerankCalibration(Contract):
-    """Platt scaling of the reranker's logit into P(the candidate is the asked provision), fitted on dev."""
+    """The reranker's logit and the candidate's place in the fused list made into P(the candidate is the asked
+    provision): ``sigmoid(slope * logit + prior / fused_rank + intercept)``, fitted on dev by logistic regression.
+    The prior keeps what retrieval already knew (a fine-tuned retriever's first candidate is often right) in the
+    order the reranker gives."""
 
     slope: float
     intercept: float
+    prior: float = 0.0
     fitted_on: str
     """Which split and how many candidates (e.g. "dev: 1,010 questions x top 20")."""
 

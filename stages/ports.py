@@ -69,8 +69,9 @@ class OcrPage(Protocol):
 class Reranker(Protocol):
     """Scores (question, passage) pairs: the probability that each passage is the one the question asks about.
 
-    ``model`` identifies what decides the scores (it goes into stage versions and cache keys); ``pool`` is how
-    many head candidates the reranker reads."""
+    ``ranks`` are the passages' 1-based places in retrieval's fused list (what retrieval already knew; a
+    reranker may weigh it in). ``model`` identifies what decides the scores (it goes into stage versions and
+    cache keys); ``pool`` is how many head candidates the reranker reads."""
 
     @property
     def model(self) -> str: ...
@@ -78,7 +79,7 @@ class Reranker(Protocol):
     @property
     def pool(self) -> int: ...
 
-    def score(self, question: str, passages: Sequence[str]) -> tuple[float, ...]: ...
+    def score(self, question: str, passages: Sequence[str], ranks: Sequence[int]) -> tuple[float, ...]: ...
 
 
 @runtime_checkable

@@ -21,11 +21,16 @@ Steps (``run``):
    candidates; a question no section answers gives only wrong ones (so a low score can mean "none here");
 5. the reranker's figures on the dev splits (the retriever's pool, reordered).
 
+Each phase (the retriever, each reranker) is a checkpoint: its weights and the figures so far are written when it
+ends (``metrics.partial.json``); started again on the same bundle into the same folder, a run resumes after the
+last finished phase.
+
 Usage: ``python training/device_reader.py BUNDLE OUT [--tiny]`` (``--tiny``: a few steps, for a CPU check).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import random
@@ -45,7 +50,20 @@ def log(msg: str) -> None:
 
 
 def read_jsonl(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    """A JSONL file, gzipped when it ends in .gz (the bundle's are)."""
+    import gzip
+
+    if not path.exists() and path.with_suffix(path.suffix + ".gz").exists():
+        path = path.with_suffix(path.suffix + ".gz")
+    data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+    return [json.loads(line) for line in data.decode("utf-8").splitlines() if line.strip()]
+
+
+def vocab_table(bundle: Path) -> np.ndarray:
+    """The frozen word-table rows the bundle carries, float32 (int8 x a scale per row, or fp16)."""
+    if (bundle / "vocab_emb_q.npy").exists():
+        return np.load(bundle / "vocab_emb_q.npy").astype(np.float32) * np.load(bundle / "vocab_emb_scale.npy")
+    return np.load(bundle / "vocab_emb.npy").astype(np.float32)
 
 
 class Vocab:
@@ -67,7 +85,7 @@ def load_encoder(torch, transformers, bundle: Path, layers: int, device: str):  
     from safetensors.torch import load_file
 
     cfg = json.loads((bundle / "config.json").read_text())
-    emb = torch.from_numpy(np.load(bundle / "vocab_emb.npy").astype(np.float32))
+    emb = torch.from_numpy(vocab_table(bundle))
     cfg.update(vocab_size=emb.shape[0], num_hidden_layers=layers)
     for drop in ("_name_or_path", "architectures", "transformers_version", "gradient_checkpointing", "use_cache"):
         cfg.pop(drop, None)
@@ -159,7 +177,10 @@ class Trainer:
                 self.code_pids.setdefault(p["code"], []).append(p["pid"])
             self.questions = {k: [q for q in v if q["code"] in self.code_pids] for k, v in self.questions.items()}
         self.metrics: dict = {"device": self.device, "params": self.params, "counts": {
-            k: len(v) for k, v in self.questions.items()}}
+            k: len(v) for k, v in self.questions.items()}, "bundle": {
+            f.name: hashlib.sha256(f.read_bytes()).hexdigest() for f in sorted(bundle.iterdir()) if f.is_file()}}
+        if self.device == "cuda":
+            self.metrics["device_name"] = torch.cuda.get_device_name(0)
 
     # -- tokens ---------------------------------------------------------------------------------------------
     def batch(self, texts: list[str], max_tokens: int, pairs: list[str] | None = None) -> dict:
@@ -301,12 +322,18 @@ class Trainer:
         return load_encoder(self.torch, self.transformers, self.bundle, layers, self.device)
 
     # -- the reranker ---------------------------------------------------------------------------------------
-    def rerank_scores(self, model, head, question: str, pids: list[str]) -> np.ndarray:  # noqa: ANN001
+    def pair_logits(self, model, head, feats: dict):  # noqa: ANN001, ANN201
+        """The head over the mean of the pair's token states (the encoder was trained to pool that way)."""
         torch = self.torch
-        feats = self.batch([question] * len(pids), self.params["rerank_tokens"], [self.text_of[x] for x in pids])
         with torch.autocast(self.device, dtype=torch.bfloat16, enabled=self.device == "cuda"):
-            cls = model(**feats).last_hidden_state[:, 0]
-        return head(cls.float()).squeeze(-1)
+            hidden = model(**feats).last_hidden_state
+        mask = feats["attention_mask"].unsqueeze(-1).float()
+        pooled = (hidden.float() * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+        return head(pooled).squeeze(-1)
+
+    def rerank_scores(self, model, head, question: str, pids: list[str]) -> np.ndarray:  # noqa: ANN001
+        feats = self.batch([question] * len(pids), self.params["rerank_tokens"], [self.text_of[x] for x in pids])
+        return self.pair_logits(model, head, feats)
 
     def train_reranker(self, layers: int, pools: dict[str, list[str]]):  # noqa: ANN201
         torch = self.torch
@@ -333,7 +360,8 @@ class Trainer:
         steps = epochs * math.ceil(len(examples) / bs)
         model.train()
         params = [x for x in model.parameters() if x.requires_grad] + list(head.parameters())
-        opt = torch.optim.AdamW(params, lr=p["rerank_lr"], weight_decay=0.01)
+        opt = torch.optim.AdamW([{"params": [x for x in model.parameters() if x.requires_grad], "lr": p["rerank_lr"]},
+                                 {"params": list(head.parameters()), "lr": p["rerank_head_lr"]}], weight_decay=0.01)
         warm = max(1, int(0.1 * steps))
         sched = torch.optim.lr_scheduler.LambdaLR(
             opt, lambda s: min((s + 1) / warm, max(0.0, (steps - s) / max(1, steps - warm))))
@@ -342,7 +370,7 @@ class Trainer:
             random.shuffle(examples)
             losses = []
             for i in range(0, len(examples), bs):
-                qs, ps, labels = [], [], []
+                qs, ps, labels, groups = [], [], [], []
                 for q, g, wrong in examples[i:i + bs]:
                     # Half the wrong ones from the very head (the hard cases), half from the rest of the pool.
                     k = p["rerank_negatives"]
@@ -357,14 +385,20 @@ class Trainer:
                         qs.append(q["question"])
                         ps.append(self.text_of[x])
                         labels.append(0.0)
+                    groups.append((len(picked) + (g is not None), g is not None))
                 feats = self.batch(qs, p["rerank_tokens"], ps)
-                with torch.autocast(self.device, dtype=torch.bfloat16, enabled=self.device == "cuda"):
-                    cls = model(**feats).last_hidden_state[:, 0]
-                logits = head(cls.float()).squeeze(-1)
+                logits = self.pair_logits(model, head, feats)
                 target = torch.tensor(labels, device=self.device)
                 weight = torch.where(target > 0, torch.full_like(target, p["rerank_positive_weight"]),
                                      torch.ones_like(target))
+                # Pointwise (a score that means something alone: "none of these" is possible) plus listwise (the
+                # gold above its own wrong candidates: what ordering the head needs).
                 loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, target, weight=weight)
+                listwise = [-torch.log_softmax(part, dim=0)[0]
+                            for part, (_, has_gold) in zip(torch.split(logits, [n for n, _ in groups]), groups)
+                            if has_gold and len(part) > 1]
+                if listwise:
+                    loss = loss + torch.stack(listwise).mean()
                 opt.zero_grad()
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(params, 1.0)
@@ -399,40 +433,81 @@ class Trainer:
             self.metrics[f"reranker_L{layers}_{split}_top"] = top_scores
             log(f"reranker L{layers} {split}: {self.metrics[f'reranker_L{layers}_{split}']}")
 
+    def checkpoint(self, phase: str, files: list[str]) -> None:
+        """A finished phase: its files and the figures so far, so a stopped run resumes after it."""
+        self.metrics.setdefault("files", {})[phase] = files
+        (self.out / "metrics.partial.json").write_text(json.dumps(self.metrics, indent=1))
+
+    def resumed(self) -> set[str]:
+        """The phases a previous run of this bundle into this folder finished (their files present)."""
+        partial = self.out / "metrics.partial.json"
+        if not partial.exists():
+            return set()
+        before = json.loads(partial.read_text())
+        if before.get("bundle") != self.metrics["bundle"]:
+            return set()  # another bundle: start over
+        done = {phase for phase, files in before.get("files", {}).items()
+                if all((self.out / f).is_file() for f in files)}
+        self.metrics.update({k: v for k, v in before.items() if k != "files"})
+        self.metrics["files"] = {k: v for k, v in before.get("files", {}).items() if k in done}
+        log(f"resuming: {sorted(done)} already done")
+        return done
+
+    def load_trained(self, layers: int, files: list[str], prefix: str = ""):  # noqa: ANN201
+        """A model of this bundle with the trained weights of ``files`` (a checkpoint) put back."""
+        from safetensors.torch import load_file
+
+        model = self.load(layers)
+        state = {}
+        for name in files:
+            state.update({k[len(prefix):]: v.float() for k, v in load_file(str(self.out / name)).items()
+                          if k.startswith(prefix)})
+        model.load_state_dict(state, strict=False)
+        return model.eval()
+
     def run(self) -> None:
         t0 = time.time()
-        base = self.load(6)
-        hard_ranks = self.dense_ranks(base, self.questions["train"], self.params["hard_pool"] + 1)
-        self.dense_figures(base, "base")
-        del base
-        self._pvec_model = None
-        # Each run of the retriever is scored on dev (MRR@10 over the dev split); the best one is kept.
-        retriever, best = None, -1.0
-        for run in self.params["retriever_runs"]:
-            model, steps = self.train_retriever(hard_ranks, run["lr"], run["epochs"])
-            model.eval()
+        done = self.resumed()
+        if self.params.get("rerankers_only"):
+            # The bundle's base weights are a trained retriever's: its pools, and the rerankers start from it.
+            retriever = self.load(6).eval()
+        elif "retriever" in done:
+            retriever = self.load_trained(6, self.metrics["files"]["retriever"])
+        else:
+            base = self.load(6)
+            hard_ranks = self.dense_ranks(base, self.questions["train"], self.params["hard_pool"] + 1)
+            self.dense_figures(base, "base")
+            del base
             self._pvec_model = None
-            ranks = self.dense_ranks(model, self.questions["dev"], RERANK_POOL)
-            score = figures(ranks, self.gold(self.questions["dev"])).get("mrr@10", 0.0)
-            self.metrics.setdefault("retriever_runs", []).append({**run, "steps": steps, "dev_mrr@10": score})
-            log(f"retriever run {run}: dev MRR@10 {score}")
-            if score > best:
-                retriever, best = model, score
-                self.metrics["retriever_steps"] = steps
-                self.metrics["retriever_run"] = run
-            else:
-                del model
+            # Each run of the retriever is scored on dev (MRR@10 over the dev split); the best one is kept.
+            retriever, best = None, -1.0
+            for run in self.params["retriever_runs"]:
+                model, steps = self.train_retriever(hard_ranks, run["lr"], run["epochs"])
+                model.eval()
+                self._pvec_model = None
+                ranks = self.dense_ranks(model, self.questions["dev"], RERANK_POOL)
+                score = figures(ranks, self.gold(self.questions["dev"])).get("mrr@10", 0.0)
+                self.metrics.setdefault("retriever_runs", []).append({**run, "steps": steps, "dev_mrr@10": score})
+                log(f"retriever run {run}: dev MRR@10 {score}")
+                if score > best:
+                    retriever, best = model, score
+                    self.metrics["retriever_steps"] = steps
+                    self.metrics["retriever_run"] = run
+                else:
+                    del model
+            self.checkpoint("retriever", save_parts(self.torch, retriever, "retriever", self.out))
         self._pvec_model = None
         pools = self.dense_figures(retriever, "tuned")
         pools["train"] = self.dense_ranks(retriever, self.questions["train"], RERANK_POOL)
-        files = {"retriever": save_parts(self.torch, retriever, "retriever", self.out)}
         del retriever
         for layers in self.params["rerank_layers"]:
+            phase = f"reranker_L{layers}"
+            if phase in done:
+                continue
             model, head = self.train_reranker(layers, pools["train"])
             self.reranker_figures(layers, model, head, pools)
             wrapper = self.torch.nn.ModuleDict({"encoder": model, "head": head})
-            files[f"reranker_L{layers}"] = save_parts(self.torch, wrapper, f"reranker_L{layers}", self.out)
-        self.metrics["files"] = files
+            self.checkpoint(phase, save_parts(self.torch, wrapper, phase, self.out))
         self.metrics["seconds"] = round(time.time() - t0, 1)
         (self.out / "metrics.json").write_text(json.dumps(self.metrics, indent=1))
         log(f"done in {self.metrics['seconds']} s")

@@ -94,7 +94,9 @@ def reranker_module(model_folder: Path, trained: Path, parts: list[str], layers:
         def forward(self, input_ids, attention_mask, token_type_ids):  # noqa: ANN001, ANN202
             hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask,
                                   token_type_ids=token_type_ids).last_hidden_state
-            return self.head(hidden[:, 0]).squeeze(-1)
+            mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+            pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+            return self.head(pooled).squeeze(-1)
 
     return Reranker().eval()
 
@@ -118,27 +120,37 @@ def write_reranker(trained: Path, parts: list[str], layers: int, folder: Path, m
             torch.onnx.export(module, (sample, sample, torch.zeros_like(sample)), str(fp32),
                               input_names=["input_ids", "attention_mask", "token_type_ids"], output_names=["logits"],
                               dynamic_axes=axes, opset_version=17, dynamo=False)
-        quantize_dynamic(str(fp32), str(folder / "reranker.int8.onnx"), weight_type=QuantType.QInt8)
+        # The head stays float: one 384 x 1 product, whose input (the pooled states) has a few outlier dimensions
+        # that a per-tensor int8 scale would crush.
+        quantize_dynamic(str(fp32), str(folder / "reranker.int8.onnx"), weight_type=QuantType.QInt8,
+                         nodes_to_exclude=["/head/Gemm", "/head/MatMul"])
     shutil.copyfile(model_folder / "tokenizer.json", folder / "tokenizer.json")
     return _card("reranker", f"citebound/minilm-l{layers}-reranker", folder, ["reranker.int8.onnx", "tokenizer.json"],
                  layers=layers, model_folder=model_folder, **card_fields)
 
 
-def fit_calibration(logits: np.ndarray, labels: np.ndarray, fitted_on: str) -> RerankCalibration:
-    """Platt scaling: the logistic regression of ``labels`` (1 = the asked provision) on the raw ``logits``,
-    fitted by Newton's method with a tiny ridge (so a separable sample still converges)."""
-    x = np.stack([np.asarray(logits, dtype=np.float64), np.ones(len(logits))], axis=1)
+def fit_calibration(logits: np.ndarray, ranks: np.ndarray, labels: np.ndarray, fitted_on: str,
+                    *, use_rank: bool = True) -> RerankCalibration:
+    """The logistic regression of ``labels`` (1 = the asked provision) on the raw ``logits`` and ``1 / ranks``
+    (the fused place; left out with ``use_rank=False``: plain Platt scaling), fitted by Newton's method with a
+    tiny ridge (so a separable sample still converges)."""
+    columns = [np.asarray(logits, dtype=np.float64)]
+    if use_rank:
+        columns.append(1.0 / np.asarray(ranks, dtype=np.float64))
+    x = np.stack([*columns, np.ones(len(logits))], axis=1)
     y = np.asarray(labels, dtype=np.float64)
-    w = np.array([1.0, 0.0])
+    w = np.zeros(x.shape[1])
+    w[0] = 1.0
     for _ in range(100):
         p = 1.0 / (1.0 + np.exp(-np.clip(x @ w, -50, 50)))
         grad = x.T @ (p - y) + 1e-6 * w
-        hess = (x * (p * (1 - p))[:, None]).T @ x + 1e-6 * np.eye(2)
+        hess = (x * (p * (1 - p))[:, None]).T @ x + 1e-6 * np.eye(x.shape[1])
         step = np.linalg.solve(hess, grad)
         w -= step
         if np.abs(step).max() < 1e-10:
             break
-    return RerankCalibration(slope=round(float(w[0]), 6), intercept=round(float(w[1]), 6), fitted_on=fitted_on)
+    return RerankCalibration(slope=round(float(w[0]), 6), intercept=round(float(w[-1]), 6),
+                             prior=round(float(w[1]), 6) if use_rank else 0.0, fitted_on=fitted_on)
 
 
 def set_calibration(folder: Path, calibration: RerankCalibration) -> ReaderModelCard:

@@ -11,6 +11,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from contracts._base import sha256_file
 from training.handwritten import check_gold, drop_eval_items, eval_questions, read_slices, split
 from training.reader_bundle import (
     CODE_SOURCES,
@@ -86,7 +87,13 @@ def prepare(out: Path, data_root: Path | None = None, folder: Path = HANDWRITTEN
     dropped.update(dropped_eval)
     parts = split(clean, seed=int(PARAMS["seed"]), dev_share=DEV_SHARE, unseen_codes=UNSEEN_CODES)
     files = write_bundle(out, parts, sections, model_dir(), chunks=chunks)
+    lib = library or textbook_library()
+    sources = {CODE_SOURCES[c][0]: sha256_file(data_root / CODE_SOURCES[c][0]) for c in sections}
+    if lib is not None:
+        sources |= {f"ncert/{c}.pdf": sha256_file(lib / f"{c}.pdf") for c in chunks}
     return {
+        "seed": PARAMS["seed"],
+        "sources": sources,
         "problems": problems,
         "unknown_codes": unknown,
         "questions_read": len(questions),

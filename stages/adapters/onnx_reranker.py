@@ -5,8 +5,9 @@ The model folder (``models/reader/reranker/``) holds an int8 ONNX graph (inputs 
 ``card.json``; loading checks every file against the card (``reader_card``). A pair is ``[CLS] question [SEP]
 passage [SEP]``, truncated longest-first to the card's ``max_tokens``.
 
-Scores are the card's calibration (Platt scaling fitted on the dev split) of the logits: the probability that
-the passage is the provision asked about. All candidates of one question run as one batch, put in a fixed
+Scores are the card's calibration (a logistic regression fitted on the dev split over the logit and the
+candidate's fused rank) of the logits: the probability that the passage is the provision asked about. The pair
+is read as the mean of its token states (the pooling the encoder was trained with), not the [CLS] state. All candidates of one question run as one batch, put in a fixed
 order first (by passage text), because the int8 graph quantises activations with ranges read from the whole
 batch: the same question and candidates give the same scores whatever order the caller lists them in.
 """
@@ -56,7 +57,7 @@ class OnnxReranker:
         return self._pool
 
     def warm_up(self) -> None:
-        self.score("warm up?", ["warm up."])
+        self.score("warm up?", ["warm up."], [1])
 
     def _load(self) -> tuple[Any, Any]:
         if self._loaded is None:
@@ -97,8 +98,10 @@ class OnnxReranker:
         logits[order] = out
         return logits
 
-    def score(self, question: str, passages: Sequence[str]) -> tuple[float, ...]:
+    def score(self, question: str, passages: Sequence[str], ranks: Sequence[int]) -> tuple[float, ...]:
+        """``sigmoid(slope * logit + prior / rank + intercept)`` with the card's calibration (plain sigmoid of the
+        logit without one)."""
         cal = self.card.calibration
-        slope, intercept = (cal.slope, cal.intercept) if cal else (1.0, 0.0)
-        return tuple(1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, slope * float(x) + intercept))))
-                     for x in self.logits(question, passages))
+        slope, intercept, prior = (cal.slope, cal.intercept, cal.prior) if cal else (1.0, 0.0, 0.0)
+        return tuple(1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, slope * float(x) + prior / r + intercept))))
+                     for x, r in zip(self.logits(question, passages), ranks, strict=True))

@@ -265,7 +265,7 @@ def _reader_rerank(query: str, reranker: Reranker, ordered: list[int], ref_set: 
     """The fused order with its first ``reranker.pool`` candidates (section references aside, which stay first)
     reordered by the reranker's probability; fused scores rewritten so they stay monotonic in rank."""
     pool = [s for s in ordered if s not in ref_set][: reranker.pool]
-    scores = reranker.score(query, [rerank_text(entries[s].chunk) for s in pool])
+    scores = reranker.score(query, [rerank_text(entries[s].chunk) for s in pool], list(range(1, len(pool) + 1)))
     reranked = dict(zip(pool, scores, strict=True))
     head = [s for s in ordered if s in ref_set]
     pool_sorted = sorted(pool, key=lambda s: (-reranked[s], pool.index(s)))

@@ -30,7 +30,8 @@ class WordReranker:
         self.word = word
         self.seen: list[list[str]] = []
 
-    def score(self, question: str, passages: Sequence[str]) -> tuple[float, ...]:
+    def score(self, question: str, passages: Sequence[str], ranks: Sequence[int]) -> tuple[float, ...]:
+        assert list(ranks) == list(range(1, len(passages) + 1))
         self.seen.append(list(passages))
         return tuple(0.9 if self.word in p else 0.1 for p in passages)
 
