@@ -25,6 +25,10 @@ Each phase (the retriever, each reranker) is a checkpoint: its weights and the f
 ends (``metrics.partial.json``); started again on the same bundle into the same folder, a run resumes after the
 last finished phase.
 
+Why long: it is one file on purpose. It runs on a machine without citebound (it travels alone with its bundle),
+so it cannot share the project's modules; the retriever's and the reranker's training, figures and checkpoints
+are kept together rather than in a package that would have to travel whole.
+
 Usage: ``python training/device_reader.py BUNDLE OUT [--tiny]`` (``--tiny``: a few steps, for a CPU check).
 """
 
