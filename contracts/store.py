@@ -188,6 +188,7 @@ RETIRED_KINDS: dict[str, type[Contract]] = {
     "extracted_document.v1": ExtractedDocument,  # + PageText.section_id/section_title
     "run_record.v1": RunRecord,  # + RunStep.code_version
     "index_manifest.v1": IndexManifest,  # + backend, location, collection (FAISS by default)
+    "provision_map.v1": ProvisionMap,  # + to_commencement, AlignConfig.common_term_share, link reason, shared terms
 }
 
 
