@@ -15,7 +15,8 @@ from pydantic import Field
 from contracts._base import Contract
 from contracts.errors import CiteboundError
 
-__all__ = ["ProvisionsError", "ProvisionText", "ProvisionSet", "AlignConfig", "LinkEvidence", "ProvisionLink", "ProvisionMap"]
+__all__ = ["ProvisionsError", "ProvisionText", "ProvisionSet", "AlignConfig", "LinkEvidence", "ProvisionLink", "ProvisionMap",
+           "Successor", "SuccessorNote"]
 
 
 class ProvisionsError(CiteboundError):
@@ -117,3 +118,35 @@ class ProvisionMap(Contract):
         """The links whose successors include one newer section (a merge has several), in the older code's order."""
         wanted = section.strip().upper()
         return tuple(lk for lk in self.links if wanted in (s.upper() for s in lk.to_sections))
+
+
+class Successor(Contract):
+    """A provision of a newer code that carries an older one on, as a successor map names it.
+
+    ``semantic_ids``: its chunks fetched into the context pack (the one most like the older provision's text
+    first), empty when the newer code is not among the documents the question was asked of; ``commencement``:
+    when the newer code came into force (ISO date, from its own text), None when its text does not say."""
+
+    code: str
+    section: str
+    title: str = ""
+    semantic_ids: tuple[str, ...] = ()
+    commencement: str | None = None
+
+
+class SuccessorNote(Contract):
+    """What a context pack knows of one older provision it holds: its successors by the map (best first).
+
+    ``source_id`` is the older provision's chunk in the pack. ``asked``: the question asks which provision
+    replaced it ("Which section of the BNS replaced section 379 of the IPC?"), so the answer is the map's, citing
+    both texts. With no successor, ``nearest`` and ``nearest_score`` are the map's rejected candidate."""
+
+    source_id: str
+    code: str
+    section: str
+    title: str = ""
+    to_code: str
+    successors: tuple[Successor, ...] = ()
+    asked: bool = False
+    nearest: str | None = None
+    nearest_score: float | None = None
