@@ -1,7 +1,7 @@
 """The ``replay`` flow: re-run any stage of a recorded run on its stored inputs, with optional changes.
 
-Answer runs replay from ``retrieve``, ``context``, ``answerability``, ``generate`` (precheck included) or
-``validate`` (a run recorded before the verifier gets its reading taken when replayed);
+Answer runs replay from ``retrieve``, ``context``, ``successors``, ``answerability``, ``generate`` (precheck
+included) or ``validate`` (a run recorded before the verifier gets its reading taken when replayed);
 ingest runs from ``extract``, ``clean``, ``chunk``, ``flag`` or ``embed`` (per file; the index is not
 touched). Stages are recomputed (never served from the cache), and new artifacts are written beside the
 old: with nothing changed they land on the same addresses, i.e. byte-identical files; with changed code

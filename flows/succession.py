@@ -67,6 +67,10 @@ def successors_task(
     started = time.perf_counter()
     pack = store.get(pack_ref, ContextPack)
     refs = map_refs(store, frozenset(c.provenance.doc_code for c in pack.chunks)) if policy.name_successors else ()
+    maps = [load_map(store_root, ref) for ref in refs]
+    if not maps or not successors.successor_notes(pack, maps):
+        return None  # nothing to add: the pack goes on as it is
+    # Only now the index's identity (a few store reads): it keys the step, as the backend a fetch runs on.
     backends = (index_identity(store, index_ref),) if index_ref is not None else ()
     version = derived_version("successors", backends=backends)
     config = content_sha256({"quarantine_flagged": policy.quarantine_flagged})
@@ -77,9 +81,6 @@ def successors_task(
                        config_sha256=config, inputs=inputs, output=output, cached=cached,
                        seconds=round(time.perf_counter() - started, 4))
 
-    maps = [load_map(store_root, ref) for ref in refs]
-    if not maps or not successors.successor_notes(pack, maps):
-        return None  # nothing to add: the pack goes on as it is
     key = cache_key("successors", version.label, config, inputs, version.code)
     hit = None if force else store.cached(key)
     if hit is not None:
