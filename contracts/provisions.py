@@ -114,11 +114,6 @@ class ProvisionMap(Contract):
         wanted = section.strip().upper()
         return next((lk for lk in self.links if lk.from_section.upper() == wanted), None)
 
-    def predecessors(self, section: str) -> tuple[ProvisionLink, ...]:
-        """The links whose successors include one newer section (a merge has several), in the older code's order."""
-        wanted = section.strip().upper()
-        return tuple(lk for lk in self.links if wanted in (s.upper() for s in lk.to_sections))
-
 
 class Successor(Contract):
     """A provision of a newer code that carries an older one on, as a successor map names it.

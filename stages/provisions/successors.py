@@ -220,6 +220,6 @@ def succession_names(pack: ContextPack) -> dict[str, str]:
         for succ in note.successors:
             when = date_words(succ.commencement)
             for sid in succ.semantic_ids:
-                out.setdefault(sid, []).append(f"{note.code} {note.section} {_REPLACED} successor"
+                out.setdefault(sid, []).append(f"{note.code} {note.section} {_REPLACED}"
                                                + (f" in force from {when}" if when else ""))
     return {sid: " ".join(parts) for sid, parts in out.items()}
