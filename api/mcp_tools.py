@@ -120,6 +120,14 @@ class SearchResult(_Out):
     results: list[SearchHit]
 
 
+class SuccessorOut(_Out):
+    code: str = Field(description="the newer code (e.g. BNS)")
+    section: str
+    title: str = ""
+    source_ids: list[str] = Field(description="its chunks among the answer's sources (empty: not in this project)")
+    commencement: str | None = Field(default=None, description="when the newer code came into force (ISO date)")
+
+
 class CitationOut(_Out):
     source_id: str
     document: str
@@ -129,6 +137,8 @@ class CitationOut(_Out):
     page_end: int
     section_id: str | None = None
     section_title: str | None = None
+    successors: list[SuccessorOut] = Field(default_factory=list,
+                                           description="the provisions that replaced this one, by the successor map")
 
 
 class AskResult(_Out):
@@ -262,7 +272,10 @@ class Tools:
         def cite(c: Any) -> CitationOut:
             return CitationOut(source_id=c.source_id, document=c.filename, doc_hash=c.doc_hash, chunk_id=c.chunk_id,
                                page=c.page, page_end=c.page_end, section_id=c.section_id,
-                               section_title=c.section_title)
+                               section_title=c.section_title,
+                               successors=[SuccessorOut(code=s.code, section=s.section, title=s.title,
+                                                        source_ids=list(s.semantic_ids), commencement=s.commencement)
+                                           for s in c.successors])
 
         grounded = answer.status == "success"
         return AskResult(status="answered" if grounded else "refused", answer=answer.answer,

@@ -17,7 +17,14 @@ __all__ = ["add_parsers", "cmd_ask", "cmd_retrieve", "cmd_validate", "format_ans
 def _where(c) -> str:  # noqa: ANN001
     pages = f"page {c.page}" if c.page == c.page_end else f"pages {c.page}-{c.page_end}"
     section = f", section {c.section_id}" + (f" ({c.section_title})" if c.section_title else "") if c.section_id else ""
-    return f"  [{c.source_id}] {c.filename}, {pages}{section}"
+    lines = [f"  [{c.source_id}] {c.filename}, {pages}{section}"]
+    for s in getattr(c, "successors", ()):
+        # The successor map's entry for the cited provision: which provision replaced it, and from when.
+        title = f" ({s.title})" if s.title else ""
+        ids = f" [{', '.join(s.semantic_ids)}]" if s.semantic_ids else " (not among this project's documents)"
+        when = f", in force from {s.commencement}" if s.commencement else ""
+        lines.append(f"      replaced by {s.code} section {s.section}{title}{ids}{when}")
+    return "\n".join(lines)
 
 
 def format_answer(answer) -> str:  # noqa: ANN001

@@ -23,7 +23,9 @@ def _line(pmap, link) -> dict:  # noqa: ANN001 - ProvisionMap, ProvisionLink
            "to_code": pmap.to_code, "to_sections": list(link.to_sections), "score": link.score,
            "evidence": link.evidence.model_dump(mode="json")}
     if not link.to_sections:
-        row.update(nearest=link.nearest, nearest_score=link.nearest_score)
+        row.update(nearest=link.nearest, nearest_score=link.nearest_score, reason=link.reason)
+    if pmap.to_commencement:
+        row["to_commencement"] = pmap.to_commencement
     return row
 
 
@@ -43,8 +45,12 @@ def cmd_map(args: argparse.Namespace) -> int:
                   f"{link.score:.2f}  {link.from_title[:60]}")
         else:
             print(f"{pmap.from_code} {link.from_section:>6} -> no successor (nearest {pmap.to_code} {link.nearest}, "
-                  f"{link.nearest_score:.2f})  {link.from_title[:60]}")
+                  f"{link.nearest_score:.2f}{_why(link)})  {link.from_title[:60]}")
     return 0
+
+
+def _why(link) -> str:  # noqa: ANN001 - ProvisionLink
+    return ", no shared term beyond the code's boilerplate" if link.reason == "no_evidence" else ""
 
 
 def _column(title: str, text: str, width: int) -> list[str]:
@@ -73,7 +79,7 @@ def cmd_show(args: argparse.Namespace) -> int:
                 f" words {link.evidence.words:.2f}, {'in order' if link.evidence.in_order else 'out of order'})")
     else:
         head = (f"{pmap.from_code} s.{link.from_section}: no successor in {pmap.to_code} "
-                f"(nearest s.{link.nearest}, score {link.nearest_score:.2f})")
+                f"(nearest s.{link.nearest}, score {link.nearest_score:.2f}{_why(link)})")
     print(head)
     width = max(30, (shutil.get_terminal_size((120, 24)).columns - 3) // 2)
     left = _column(f"{pmap.from_code} {old.section}. {old.title}", old.text, width)

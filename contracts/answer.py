@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from contracts._base import Contract
+from contracts.provisions import Successor
 
 __all__ = [
     "DEFAULT_REFUSAL",
@@ -86,7 +87,7 @@ DEFAULT_KEY_TERMS: tuple[str, ...] = (
 class GenerationPolicy(Contract):
     """Every knob of the grounding contract. Its hash is part of the generate/validate cache keys."""
 
-    kind: Literal["generation_policy.v3"] = "generation_policy.v3"
+    kind: Literal["generation_policy.v4"] = "generation_policy.v4"
     refusal_text: str = DEFAULT_REFUSAL
     min_confidence: float = Field(default=0.3, ge=0.0, le=1.0)
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
@@ -122,6 +123,10 @@ class GenerationPolicy(Contract):
     close_answerability_margin: float = Field(default=0.1, ge=0.0, le=1.0)
     """Two provisions both reaching ``min_answerability`` within this margin of each other are both answered,
     each with the condition that separates them."""
+    name_successors: bool = True
+    """Look up, in the store's successor maps, the provisions that replaced the ones an answer cites: fetch their
+    text into the pack, name each in one checked line citing it, and answer a question that asks for one from
+    the map (``stages.provisions.successors``)."""
 
 
 class CheckResult(Contract):
@@ -152,6 +157,9 @@ class Citation(Contract):
     section_title: str | None = None
     chunk_id: str
     doc_hash: str
+    successors: tuple[Successor, ...] = ()
+    """The provisions of a newer code that replaced this one, by the store's successor map (code, section, the
+    chunks of theirs in the pack, commencement). Empty when no map names one."""
 
 
 class DraftAnswer(Contract):
@@ -174,7 +182,7 @@ class DraftAnswer(Contract):
 class Answer(Contract):
     """What the user gets: a grounded answer (``status == "success"``) or the refusal sentence with a reason."""
 
-    kind: Literal["answer.v3"] = "answer.v3"
+    kind: Literal["answer.v4"] = "answer.v4"
     query: str
     status: AnswerStatus
     answer: str

@@ -15,7 +15,8 @@ from pydantic import Field
 from contracts._base import Contract
 from contracts.errors import CiteboundError
 
-__all__ = ["ProvisionsError", "ProvisionText", "ProvisionSet", "AlignConfig", "LinkEvidence", "ProvisionLink", "ProvisionMap"]
+__all__ = ["ProvisionsError", "ProvisionText", "ProvisionSet", "AlignConfig", "LinkEvidence", "ProvisionLink", "ProvisionMap",
+           "Successor", "SuccessorNote"]
 
 
 class ProvisionsError(CiteboundError):
@@ -47,6 +48,11 @@ class AlignConfig(Contract):
     ``jump_penalty``. An older section whose best in-context score is under ``no_successor_below`` gets none.
     A newer section that no older one chose goes, as a second successor (a split), to the older section it is
     most like when that score is at least ``split_above``.
+
+    Evidence: a pair is a candidate only when the two sections share a term (heading or text) that is not common
+    in the older code, i.e. found in at most ``common_term_share`` of its sections (or in at most two). A
+    section whose only overlap with its best candidate is the code's boilerplate ("Punishment", "Whoever ...
+    shall be punished with imprisonment") is reported as having no successor.
     """
 
     heading_weight: float = Field(default=0.35, ge=0.0)
@@ -56,16 +62,20 @@ class AlignConfig(Contract):
     jump_penalty: float = Field(default=0.12, ge=0.0)
     no_successor_below: float = Field(default=0.40, ge=0.0, le=1.0)
     split_above: float = Field(default=0.60, ge=0.0, le=1.0)
+    common_term_share: float = Field(default=0.10, gt=0.0, le=1.0)
 
 
 class LinkEvidence(Contract):
     """Why a pair was chosen (or, with no successor, what the nearest candidate scored): each part in [0, 1];
-    ``in_order`` says whether the step kept the codes' order."""
+    ``in_order`` says whether the step kept the codes' order; ``shared`` the terms (stems) of the older section
+    that the pair shares and the older code does not use commonly, rarest first (at most eight): none means the
+    pair had no evidence."""
 
     heading: float
     embedding: float
     words: float
     in_order: bool
+    shared: tuple[str, ...] = ()
 
 
 class ProvisionLink(Contract):
@@ -78,14 +88,21 @@ class ProvisionLink(Contract):
     evidence: LinkEvidence
     nearest: str | None = None  # with no successor: the best candidate that was rejected
     nearest_score: float | None = None
+    reason: Literal["below_bar", "no_evidence"] | None = None
+    """With no successor, why: the best in-context pair scored under ``no_successor_below``, or no candidate
+    shared an uncommon term with the section (its nearest shares none)."""
 
 
 class ProvisionMap(Contract):
-    """Every section of ``from_code`` aligned to ``to_code`` (one link each, in the older code's order)."""
+    """Every section of ``from_code`` aligned to ``to_code`` (one link each, in the older code's order).
 
-    kind: Literal["provision_map.v1"] = "provision_map.v1"
+    ``to_commencement``: the date the newer code came into force (ISO ``YYYY-MM-DD``), as its own text states it
+    (its commencement clause or the footnote that clause points to); None when the text does not say."""
+
+    kind: Literal["provision_map.v2"] = "provision_map.v2"
     from_code: str
     to_code: str
+    to_commencement: str | None = None
     from_set_sha256: str
     to_set_sha256: str
     embedding_model: str
@@ -96,3 +113,35 @@ class ProvisionMap(Contract):
         """The link of one older section (``"420"``, case-insensitive), or None when the code has no such section."""
         wanted = section.strip().upper()
         return next((lk for lk in self.links if lk.from_section.upper() == wanted), None)
+
+
+class Successor(Contract):
+    """A provision of a newer code that carries an older one on, as a successor map names it.
+
+    ``semantic_ids``: its chunks fetched into the context pack (the one most like the older provision's text
+    first), empty when the newer code is not among the documents the question was asked of; ``commencement``:
+    when the newer code came into force (ISO date, from its own text), None when its text does not say."""
+
+    code: str
+    section: str
+    title: str = ""
+    semantic_ids: tuple[str, ...] = ()
+    commencement: str | None = None
+
+
+class SuccessorNote(Contract):
+    """What a context pack knows of one older provision it holds: its successors by the map (best first).
+
+    ``source_id`` is the older provision's chunk in the pack. ``asked``: the question asks which provision
+    replaced it ("Which section of the BNS replaced section 379 of the IPC?"), so the answer is the map's, citing
+    both texts. With no successor, ``nearest`` and ``nearest_score`` are the map's rejected candidate."""
+
+    source_id: str
+    code: str
+    section: str
+    title: str = ""
+    to_code: str
+    successors: tuple[Successor, ...] = ()
+    asked: bool = False
+    nearest: str | None = None
+    nearest_score: float | None = None

@@ -8,6 +8,7 @@ from pydantic import Field
 
 from contracts._base import Contract
 from contracts.ingest import Chunk, Origin
+from contracts.provisions import SuccessorNote
 
 __all__ = [
     "QueryIntent",
@@ -91,7 +92,7 @@ class RetrievalResult(Contract):
 class ContextPack(Contract):
     """Exactly what a generator may see and cite. ``sources`` are the only ids an answer may cite."""
 
-    kind: Literal["context_pack.v2"] = "context_pack.v2"
+    kind: Literal["context_pack.v3"] = "context_pack.v3"
     query: str
     query_analysis: QueryAnalysis
     context_text: str
@@ -102,4 +103,11 @@ class ContextPack(Contract):
     """Semantic ids retrieved but held back (e.g. injection suspected): never citable."""
     side_by_side: tuple[str, ...] = ()
     """Semantic ids of close provisions (``stages.retrieval.context``): no single one is the answer, so the answer shows
-    each, with the condition that separates it. Empty when one provision stands out."""
+    each, with the condition that separates it. Empty when one provision stands out. Also the provisions of every
+    code that has the section a question names by its bare number ("What is section 302?"), each labelled."""
+    successors: tuple[SuccessorNote, ...] = ()
+    """The pack's older provisions that a successor map carries on into a newer code (``stages.provisions.successors``)."""
+    fetched: tuple[str, ...] = ()
+    """Semantic ids of successors' chunks fetched into the pack (not retrieved): citable evidence, checked like any
+    other, for the line that names a successor; not given to the generator, which answers the question from what
+    retrieval found."""

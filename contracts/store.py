@@ -176,6 +176,9 @@ KINDS: dict[str, type[Contract]] = {kind_of(t): t for t in _STORED_TYPES}
 # A retired payload that does not fit its successor, and any kind not listed here or in KINDS (an older or a
 # newer citebound's), raises ArtifactKindError naming kind:sha: re-run the stage that wrote it.
 RETIRED_KINDS: dict[str, type[Contract]] = {
+    "answer.v3": Answer,  # + Citation.successors
+    "context_pack.v2": ContextPack,  # + successors, fetched
+    "generation_policy.v3": GenerationPolicy,  # + name_successors
     "answer.v1": Answer,  # + related
     "answer.v2": Answer,  # + answerability (the verifier)
     "generation_policy.v2": GenerationPolicy,  # + verify, min_answerability, min_support, close margin
@@ -188,6 +191,7 @@ RETIRED_KINDS: dict[str, type[Contract]] = {
     "extracted_document.v1": ExtractedDocument,  # + PageText.section_id/section_title
     "run_record.v1": RunRecord,  # + RunStep.code_version
     "index_manifest.v1": IndexManifest,  # + backend, location, collection (FAISS by default)
+    "provision_map.v1": ProvisionMap,  # + to_commencement, AlignConfig.common_term_share, link reason, shared terms
 }
 
 

@@ -1,4 +1,6 @@
-"""The IPC -> BNS check set (``evaluation/data/ipc_bns_check.jsonl``) scored against a ``ProvisionMap``.
+"""The IPC -> BNS check set scored against a ``ProvisionMap``: the dev half (``evaluation/data/ipc_bns_check.jsonl``,
+written before the aligner and used to build it) and the held half (``ipc_bns_check_held.jsonl``, written before
+the aligner's evidence rule and never used to tune it; report it by counts only).
 
 A line is exact when the map's best successor is the line's successor (for a line with no successor: when the
 map reports none). Set-exact also asks that no further successor (a split) was added.
@@ -12,9 +14,10 @@ from pathlib import Path
 
 from contracts.provisions import ProvisionMap
 
-__all__ = ["CHECK_SET", "CheckScore", "load_check_set", "score_map"]
+__all__ = ["CHECK_SET", "HELD_CHECK_SET", "CheckScore", "load_check_set", "score_map"]
 
 CHECK_SET = Path(__file__).resolve().parent / "data" / "ipc_bns_check.jsonl"
+HELD_CHECK_SET = Path(__file__).resolve().parent / "data" / "ipc_bns_check_held.jsonl"
 
 
 @dataclass(frozen=True)

@@ -53,7 +53,7 @@ __all__ = [
     "save_project_settings",
 ]
 
-ANSWER_STAGES = ("retrieve", "context", "answerability", "precheck", "generate", "validate")
+ANSWER_STAGES = ("retrieve", "context", "successors", "answerability", "precheck", "generate", "validate")
 
 _REASONS: tuple[tuple[type[BaseException], str], ...] = (
     (LLMTransportError, "llm_transport_error"),
@@ -135,6 +135,12 @@ def save_project_settings(st: ArtifactStore, settings: ProjectSettings) -> Proje
     return settings
 
 
+def _successors_task(orchestrated: bool):  # noqa: ANN202 - the task, or its plain function
+    from flows.succession import successors_task
+
+    return successors_task if orchestrated else successors_task.fn
+
+
 def run_answer_chain(
     store_root: str,
     *,
@@ -177,6 +183,14 @@ def run_answer_chain(
         pack_ref = steps[-1].output
     else:
         pack_ref = given["context"]
+    if runs_("successors"):
+        # The successor maps' provisions (flows/succession.py): the pack goes on unchanged when none applies.
+        step = _successors_task(orchestrated)(store_root, pack_ref, request_ref, index_ref, policy, embedder, force=force)
+        if step is not None:
+            steps.append(step)
+            pack_ref = step.output
+    else:
+        pack_ref = given.get("successors") or pack_ref
     if runs_("answerability") or given.get("answerability") is None:
         # A run recorded before the verifier has no reading: replays take one now.
         steps.append(answerability_task(store_root, pack_ref, policy, verifier, force=force))

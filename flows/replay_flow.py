@@ -1,7 +1,7 @@
 """The ``replay`` flow: re-run any stage of a recorded run on its stored inputs, with optional changes.
 
-Answer runs replay from ``retrieve``, ``context``, ``answerability``, ``generate`` (precheck included) or
-``validate`` (a run recorded before the verifier gets its reading taken when replayed);
+Answer runs replay from ``retrieve``, ``context``, ``successors``, ``answerability``, ``generate`` (precheck
+included) or ``validate`` (a run recorded before the verifier gets its reading taken when replayed);
 ingest runs from ``extract``, ``clean``, ``chunk``, ``flag`` or ``embed`` (per file; the index is not
 touched). Stages are recomputed (never served from the cache), and new artifacts are written beside the
 old: with nothing changed they land on the same addresses, i.e. byte-identical files; with changed code
@@ -48,6 +48,7 @@ _INGEST_CONFIGS = ("extract_config", "clean_config", "chunk_config", "embed_conf
 _ANSWER_NEEDS = {
     "retrieve": ("request",),
     "context": ("request", "retrieve"),
+    "successors": ("request", "context"),
     "answerability": ("request", "context"),
     "precheck": ("request", "context"),
     "generate": ("request", "context"),
@@ -117,7 +118,7 @@ def _replay_answer(store_root: str, record: RunRecord, stage: str, llm: str | No
     spec = json.loads(params["llm"])
     if llm or llm_model:
         spec = llm_spec_from_settings(Settings(), llm or spec.get("backend"), llm_model)
-    given = {s: by_stage[s].output for s in ("retrieve", "context", "answerability", "generate")
+    given = {s: by_stage[s].output for s in ("retrieve", "context", "successors", "answerability", "generate")
              if s in by_stage and by_stage[s].output}
     if "retrieve" in by_stage:
         index_ref = by_stage["retrieve"].inputs[1]

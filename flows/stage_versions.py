@@ -65,6 +65,7 @@ STAGE_MODULES: dict[str, str] = {
     "request": "contracts.catalog",  # the request is stored as given: only its contract shapes it
     "retrieve": "stages.retrieval.retrieve",
     "context": "stages.retrieval.context",
+    "successors": "stages.provisions.successors",
     "answerability": "stages.grounding.answerability",
     "precheck": "stages.grounding.precheck",
     "generate": "stages.generation.generate",

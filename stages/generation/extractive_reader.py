@@ -153,6 +153,16 @@ def sections_named(question: str, doc_codes: frozenset[str] = frozenset()) -> fr
     return frozenset(found)
 
 
+def _one_number_in_codes(source_ids: tuple[str, ...]) -> bool:
+    """Whether the ids are one section number in two or more codes (IPC 302 and BNS 302).
+
+    >>> _one_number_in_codes(("IPC_302_0", "BNS_302_0")), _one_number_in_codes(("IPC_323_0", "IPC_324_0"))
+    (True, False)
+    """
+    keys = {k for k in map(section_of_id, source_ids) if k is not None}
+    return len(keys) > 1 and len({section.lower() for _, section in keys}) == 1
+
+
 def _focus_on_named_sections(question: str, chunks: list[tuple[str, str]]) -> tuple[list[tuple[str, str]], frozenset[str]]:
     """The chunks of the sections the question names (all chunks when the pack has none of them), and
     those section numbers (they need not be matched as words: the chunk is that section)."""
@@ -310,9 +320,9 @@ class ExtractiveReader:
             return parsed.refusal
         limit = self._max_sentences or parsed.max_sentences
         chosen = self._select(candidates, limit)
-        if parsed.side_by_side and not named_sections:
-            # Close provisions (stages.retrieval.context): each gets its best unit, so none is dropped silently; they
-            # are labelled with the conditions that separate them below.
+        if parsed.side_by_side and (not named_sections or _one_number_in_codes(parsed.side_by_side)):
+            # Close provisions, or one section number in several codes (stages.retrieval.context): each gets its best
+            # unit, so none is dropped silently; they are labelled below (by condition, or by code).
             chosen = self._one_per_provision([c for c in candidates if c.source_id in parsed.side_by_side], chosen)
         labels = provision_labels([c.source_id for c in chosen], parsed.first_lines)
         chosen = [c for c in chosen if labels is None or c.source_id in labels]
@@ -328,6 +338,7 @@ class ExtractiveReader:
         subject = _definition_subject(parsed.question, query_terms) if parsed.intent == "definition" else frozenset()
         needed = math.ceil(_MIN_QUERY_SHARE * len(query_terms)) if query_terms else 0
         needed = max(1, needed) if query_terms else 0
+        each_code = frozenset(parsed.side_by_side) if _one_number_in_codes(parsed.side_by_side) else frozenset()
         candidates: list[_Candidate] = []
         seen: set[str] = set()
         for position, (source_id, text) in enumerate(chunks):
@@ -351,9 +362,9 @@ class ExtractiveReader:
                     or not numbers_in(quote) <= chunk_numbers  # a cut must not change a quantity
                     or len(split_sentences(quote)) != 1  # would be cut in two, leaving a part uncited
                     # Only a section number was asked about ("punishment under section 379"): the unit must
-                    # at least be of the asked type.
+                    # at least be of the asked type (unless the number is in several codes: each is shown).
                     or (not query_terms and intent_language is not None and parsed.intent != "general"
-                        and not intent_language.search(quote))
+                        and not intent_language.search(quote) and source_id not in each_code)
                 ):
                     continue
                 seen.add(quote.lower())

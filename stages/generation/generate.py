@@ -24,8 +24,12 @@ from contracts.verifier import AnswerabilityReport
 from stages.generation.prompt import generation_request
 from stages.grounding.answerability import close_provisions, rank_by_answerability
 from stages.ports import LLM
+from stages.provisions.successors import successor_answer
 
-__all__ = ["STAGE_VERSION", "generate_draft", "draft_from_request", "llm_model_name"]
+__all__ = ["STAGE_VERSION", "SUCCESSOR_MAP_BACKEND", "generate_draft", "draft_from_request", "llm_model_name"]
+
+SUCCESSOR_MAP_BACKEND = "successor_map"
+"""The backend named on a draft written from a successor map (a question that asks for a successor)."""
 
 STAGE_VERSION = "generate.v1"
 
@@ -55,7 +59,15 @@ def generate_draft(
 ) -> DraftAnswer:
     """``draft_from_request`` for the request ``pack`` makes under ``policy``; with the verifier's reading
     (``answerability``) the evidence comes in answerability order and the close provisions are the verifier's
-    (``stages.grounding.answerability``)."""
+    (``stages.grounding.answerability``).
+
+    A question that asks which provision replaced another (the pack's asked successor notes, with the successors'
+    chunks in the pack) is answered from the map, not by ``llm``: one sentence per asked provision, citing its
+    chunk and its successor's (``stages.provisions.successors.successor_answer``), validated like any draft."""
+    mapped = successor_answer(pack) if policy.name_successors else None
+    if mapped is not None:
+        return DraftAnswer(query=pack.query, backend=SUCCESSOR_MAP_BACKEND, model=SUCCESSOR_MAP_BACKEND,
+                           prompt_sha256=sha256_text(""), raw_text=mapped)
     if answerability is None or not answerability.verifier:
         return draft_from_request(generation_request(pack, policy), llm)
     request = generation_request(pack, policy, rank_by_answerability(answerability),

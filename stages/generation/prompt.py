@@ -98,13 +98,15 @@ def generation_request(
     Without ``answerability`` the evidence keeps the pack's (retrieval) order. With it (source id -> the
     verifier's P(answers)) each item carries its score and the evidence is ordered by it, best first (ties and
     unscored items keep retrieval order), so the generator weighs first the passage that answers.
-    ``close_provisions`` (from the verifier) replaces the pack's side-by-side provisions when given."""
+    ``close_provisions`` (from the verifier) replaces the pack's side-by-side provisions when given. Chunks fetched
+    for a successor line (``pack.fetched``) are not given: the generator answers from what retrieval found."""
     scores = answerability or {}
+    fetched = set(pack.fetched)
     evidence = [
         EvidenceItem(source_id=c.semantic_id, text=c.text, citable=not _is_flagged(c),
                      section_id=c.provenance.section_id, section_title=c.provenance.section_title,
                      answerability=scores.get(c.semantic_id))
-        for c in prompt_chunks(pack, policy)]
+        for c in prompt_chunks(pack, policy) if c.semantic_id not in fetched]
     if scores:
         evidence.sort(key=lambda item: -item.answerability if item.answerability is not None else 1.0)
     return GenerationRequest(question=pack.query, intent=pack.query_analysis.intent,

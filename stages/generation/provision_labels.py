@@ -72,6 +72,12 @@ def provision_labels(source_ids: list[str], texts: dict[str, str]) -> dict[str, 
     'Section 324 (Voluntarily causing hurt by dangerous weapons or means), if by dangerous weapons or means'
     >>> provision_labels(["IPC_324_0", "IPC_323_0"], texts)["IPC_323_0"]
     'Section 323 (Punishment for voluntarily causing hurt)'
+
+    One section number in two codes is labelled with each code:
+
+    >>> provision_labels(["IPC_302_0", "BNS_302_0"], {"IPC_302_0": "302. Punishment for murder.—Whoever ...",
+    ...                  "BNS_302_0": "302. Uttering words, etc.—Whoever ..."})["BNS_302_0"]
+    'BNS section 302 (Uttering words, etc)'
     """
     sections: dict[tuple[str, str], list[str]] = {}
     for source_id in source_ids:
@@ -85,8 +91,14 @@ def provision_labels(source_ids: list[str], texts: dict[str, str]) -> dict[str, 
     if not all(titles.values()):
         return None  # a label must come from its own chunk: every provision must open with its number and title
     labels: dict[str, str] = {}
+    numbers = [key[1].lower() for key in kept]
     for key in kept:
         title = titles[key]
+        if numbers.count(key[1].lower()) > 1:
+            # One number in several codes (IPC 302, BNS 302): the code tells them apart, not a condition.
+            for source_id in sections[key]:
+                labels[source_id] = f"{key[0]} section {key[1]} ({title})"
+            continue
         label = f"Section {key[1]} ({title})"
         if title:
             others = {w.lower() for k, t in titles.items() if k != key and t for w in re.findall(r"[A-Za-z]+", t)}

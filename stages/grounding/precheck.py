@@ -27,6 +27,7 @@ from stages.generation.prompt import citable_ids, prompt_chunks
 from stages.grounding.question_alignment import Similarity, candidate_words, missing_in_passage, question_specifics
 from stages.grounding.validate import refusal_answer
 from stages.ports import Embedder
+from stages.provisions.successors import asked_notes
 from stages.retrieval.query_analysis import analyze_query
 from stages.text.normalise import stem
 from stages.text.units import content_words
@@ -40,6 +41,7 @@ __all__ = [
     "shared_terms",
     "check_pack_not_empty",
     "check_confidence",
+    "check_successor_known",
     "check_definition_evidence",
     "check_punishment_evidence",
     "check_procedure_evidence",
@@ -161,6 +163,26 @@ def check_pack_not_empty(pack: ContextPack, policy: GenerationPolicy) -> CheckRe
     ok = any(c.text.strip() for c in _usable(pack, policy))
     return CheckResult(name="pack_not_empty", passed=ok, reason_code=None if ok else "empty_context",
                        detail=None if ok else "no citable evidence was retrieved")
+
+
+def check_successor_known(pack: ContextPack) -> CheckResult:
+    """A question that asks which provision replaced another is answered from the successor map and both texts:
+    every provision it asks about needs a successor whose text is in the pack. The map may say there is none
+    (``no_successor``, with its nearest candidate), or name one that is not among the documents asked of
+    (``successor_not_ingested``)."""
+    for note in asked_notes(pack):
+        if not note.successors:
+            nearest = (f" (its nearest candidate, {note.to_code} {note.nearest}, scores {note.nearest_score:.2f})"
+                       if note.nearest and note.nearest_score is not None else "")
+            return CheckResult(name="successor_known", passed=False, reason_code="no_successor",
+                               detail=f"{note.code} {note.section} has no successor in the {note.to_code} by the "
+                                      f"successor map{nearest}")
+        if not any(s.semantic_ids for s in note.successors):
+            named = ", ".join(f"{s.code} {s.section}" for s in note.successors)
+            return CheckResult(name="successor_known", passed=False, reason_code="successor_not_ingested",
+                               detail=f"the successor map names {named} for {note.code} {note.section}, but its text "
+                                      f"is not among the documents of this project")
+    return CheckResult(name="successor_known", passed=True)
 
 
 def check_confidence(pack: ContextPack, policy: GenerationPolicy) -> CheckResult:
@@ -299,19 +321,20 @@ def precheck_pack(
     """A refusal Answer when the pack is empty, under-confident, not answerable (the verifier's reading,
     ``answerability``), insufficient for the query type or misses a specific of the question; ``None`` when
     generation may go ahead. The ``embedder`` (the index's, as the answer chain passes it) lets the alignment
-    check map a paraphrased word; without it the check is word for word and stricter."""
+    check map a paraphrased word; without it the check is word for word and stricter.
+
+    A question that asks for a successor (``stages.provisions.successors``) is answered from the map: it needs the
+    successor's text in the pack (``check_successor_known``) instead of the evidence checks for a question type."""
     checks: list[CheckResult] = []
     best = answerability.best.answers if answerability is not None and answerability.best is not None else None
     steps: list[tuple[Callable[[], CheckResult], AnswerStatus]] = [
         (lambda: check_pack_not_empty(pack, policy), "insufficient_context"),
         (lambda: check_confidence(pack, policy), "low_confidence"),
     ]
-    if answerability is not None:
-        steps.append((lambda: check_answerable(answerability, policy), "insufficient_context"))
-    if policy.check_sufficiency:
-        steps.append((lambda: check_evidence_sufficiency(pack, policy), "insufficient_context"))
-        if policy.check_alignment:
-            steps.append((lambda: check_question_alignment(pack, policy, embedder), "insufficient_context"))
+    if policy.name_successors and asked_notes(pack):
+        steps.append((lambda: check_successor_known(pack), "insufficient_context"))
+    else:
+        steps += _evidence_steps(pack, policy, embedder, answerability)
     for run_check, status in steps:
         result = run_check()
         checks.append(result)
@@ -320,3 +343,18 @@ def precheck_pack(
                                      result.detail or result.name, policy, pack, tuple(checks))
             return refusal.model_copy(update={"answerability": best})
     return None
+
+
+def _evidence_steps(
+    pack: ContextPack, policy: GenerationPolicy, embedder: Embedder | None, answerability: AnswerabilityReport | None,
+) -> list[tuple[Callable[[], CheckResult], AnswerStatus]]:
+    """The checks that the evidence carries a question of its type: the verifier's reading, sufficiency and the
+    question's specifics (as the policy switches them)."""
+    steps: list[tuple[Callable[[], CheckResult], AnswerStatus]] = []
+    if answerability is not None:
+        steps.append((lambda: check_answerable(answerability, policy), "insufficient_context"))
+    if policy.check_sufficiency:
+        steps.append((lambda: check_evidence_sufficiency(pack, policy), "insufficient_context"))
+        if policy.check_alignment:
+            steps.append((lambda: check_question_alignment(pack, policy, embedder), "insufficient_context"))
+    return steps

@@ -56,6 +56,8 @@ from stages.generation.prompt import citable_ids, prompt_chunks
 from stages.grounding.claim_support import check_claims_supported, with_support
 from stages.grounding.comparison_side import wrong_side
 from stages.grounding.injected_support import REASON_CODE as INJECTED_SUPPORT, check_support_not_injected
+from stages.grounding.successor_lines import with_successor_lines
+from stages.provisions.successors import succession_names
 from stages.ingest.injection import INJECTION_FLAG
 from stages.text.normalise import stem
 from stages.ports import Verifier
@@ -224,10 +226,13 @@ def _evidence(pack: ContextPack, policy: GenerationPolicy) -> _Evidence:
     key_terms: dict[str, frozenset[str]] = {}
     terms: dict[str, EvidenceTerms] = {}
     keys = _key_stems(tuple(policy.key_terms))
+    succession = succession_names(pack)
     for chunk in shown:
         prov = chunk.provenance
         # A section number is grounded by the chunk's provenance even when the text omits its heading.
-        heading = " ".join(x for x in (prov.section_id, prov.section_title) if x)
+        # A successor's chunk is also headed by what the pack's successor map says of it ("IPC 420 is replaced by
+        # ... in force from 1 July 2024"), as a provision is by its number and title.
+        heading = " ".join(x for x in (prov.section_id, prov.section_title, succession.get(chunk.semantic_id)) if x)
         text_words, text_stems, text_numbers = _chunk_profile(chunk.text)
         head_words, head_stems, head_numbers = _chunk_profile(heading) if heading else (frozenset(), frozenset(), frozenset())
         words[chunk.semantic_id] = text_words | head_words
@@ -513,5 +518,10 @@ def validate_draft(
     if draft.query != pack.query:
         raise ContractViolationError(f"draft answers {draft.query!r} but the pack is for {pack.query!r}")
     best = answerability.best if answerability is not None else None
-    return validate_answer_text(draft.raw_text, pack, policy, backend=draft.backend, verifier=verifier,
-                                answerability=best.answers if best is not None else None)
+    answer = validate_answer_text(draft.raw_text, pack, policy, backend=draft.backend, verifier=verifier,
+                                  answerability=best.answers if best is not None else None)
+    if not policy.name_successors:
+        return answer
+    # A cited provision that a successor map carries on: one more line, checked alone (stages.grounding.successor_lines).
+    return with_successor_lines(answer, pack, lambda line: validate_answer_text(
+        line, pack, policy, backend=draft.backend, verifier=verifier, answerability=answer.answerability))

@@ -11,6 +11,12 @@ is a merge); any other step pays ``jump_penalty`` (the BNS moved the offences ag
 offences against the body). Choosing no successor scores ``no_successor_below`` and keeps the last position, so an
 older section is matched only when its best pair in context beats that bar.
 
+A pair is a candidate at all only with evidence: a term of the older section (heading or text) that the newer
+section has too and that is not common in the older code (``AlignConfig.common_term_share``). IPC 311 is headed
+"Punishment" and reads "Whoever is a thug shall be punished with imprisonment for life ...": every word it shares
+with BNS 4 ("Punishments") is the code's boilerplate, and "thug" occurs nowhere in the BNS, so it has no successor,
+reported with its nearest candidate and that candidate's score.
+
 >>> older = [("1", "Theft", "whoever steals property commits theft"),
 ...          ("2", "Punishment for theft", "whoever commits theft shall be punished with prison"),
 ...          ("3", "Adultery", "a man who has intercourse with the wife of another")]
@@ -31,14 +37,18 @@ import numpy as np
 
 from contracts.provisions import AlignConfig, LinkEvidence, ProvisionLink, ProvisionMap, ProvisionSet
 from stages.ports import Embedder
-from stages.provisions.parse import Section, subsections
+from stages.provisions.parse import Section, commencement_date, subsections
 from stages.text.normalise import claim_terms, search_terms
 
-__all__ = ["STAGE_VERSION", "Similarities", "similarities", "align_sections", "build_map", "embedding_text"]
+__all__ = ["STAGE_VERSION", "Similarities", "similarities", "align_sections", "build_map", "embedding_text",
+           "Evidence", "evidence_terms"]
 
-STAGE_VERSION = "align_provisions.v1"
+STAGE_VERSION = "align_provisions.v2"
 # The embedded text of a section: its heading and the start of its text (the model reads 256 tokens at most).
 _EMBED_CHARS = 1200
+# A term found in at most this many older sections is never common, however small the code.
+_NEVER_COMMON = 2
+_SHOWN_SHARED = 8
 
 
 @dataclass(frozen=True)
@@ -122,6 +132,51 @@ def similarities(older: Sequence[Section], newer: Sequence[Section], embedder: E
     return Similarities(heading=heading, embedding=embedding, words=words)
 
 
+@dataclass(frozen=True)
+class Evidence:
+    """Which pairs share an uncommon term: ``older`` / ``newer`` are each section's terms (stems) that are not
+    common in the older code, ``df`` how many older sections use each term (rarer is stronger evidence)."""
+
+    older: tuple[frozenset[str], ...]
+    newer: tuple[frozenset[str], ...]
+    df: dict[str, int]
+
+    def shared(self, i: int, j: int) -> tuple[str, ...]:
+        """The uncommon terms older section ``i`` and newer section ``j`` share, rarest first."""
+        return tuple(sorted(self.older[i] & self.newer[j], key=lambda t: (self.df.get(t, 0), t)))
+
+    def matrix(self) -> np.ndarray:
+        """(older x newer) booleans: the pair shares at least one uncommon term."""
+        vocab = {t: k for k, t in enumerate(sorted(set().union(*self.older)))}
+        a = np.zeros((len(self.older), len(vocab)), dtype=np.float32)
+        b = np.zeros((len(self.newer), len(vocab)), dtype=np.float32)
+        for i, terms in enumerate(self.older):
+            a[i, [vocab[t] for t in terms]] = 1.0
+        for j, terms in enumerate(self.newer):
+            cols = [vocab[t] for t in terms if t in vocab]
+            b[j, cols] = 1.0
+        return (a @ b.T) > 0
+
+
+def evidence_terms(older: Sequence[Section], newer: Sequence[Section], cfg: AlignConfig) -> Evidence:
+    """Each section's terms that are not common in the older code: common = used by more than
+    ``cfg.common_term_share`` of its sections and by more than two.
+
+    >>> ev = evidence_terms([("1", "Punishment", "whoever is a thug shall be punished"),
+    ...                      ("2", "Punishment for theft", "whoever commits theft shall be punished"),
+    ...                      ("3", "Punishment for cheating", "whoever cheats shall be punished")],
+    ...                     [("4", "Punishments", "the punishments are death and fine")], AlignConfig())
+    >>> ev.shared(0, 0), sorted(ev.older[0])
+    ((), ['thug'])
+    """
+    old = [frozenset(search_terms(f"{t} {x}")) for _, t, x in older]
+    df = Counter(term for terms in old for term in terms)
+    limit = max(cfg.common_term_share * len(older), _NEVER_COMMON)
+    common = {term for term, n in df.items() if n > limit}
+    new = [frozenset(search_terms(f"{t} {x}")) - common for _, t, x in newer]
+    return Evidence(older=tuple(terms - common for terms in old), newer=tuple(new), df=dict(df))
+
+
 def _viterbi(score: np.ndarray, cfg: AlignConfig) -> tuple[list[int | None], list[bool]]:
     """Each older section's successor index (None: no successor) and whether its step kept the order."""
     n, m = score.shape
@@ -178,14 +233,17 @@ def align_sections(
     if not newer:
         raise ValueError("the newer code has no sections to align to")
     score = sims.combined(cfg)
-    chosen, in_order = _viterbi(score, cfg)
+    evidence_of = evidence_terms(older, newer, cfg)
+    # A pair without evidence is no candidate: it scores 0, under any bar, so it is never chosen.
+    candidate = np.where(evidence_of.matrix(), score, 0.0)
+    chosen, in_order = _viterbi(candidate, cfg)
     extra: dict[int, list[int]] = {}
     taken = {j for j in chosen if j is not None}
     for j in range(len(newer)):
         if j in taken:
             continue
-        i = int(np.argmax(score[:, j]))
-        if chosen[i] is not None and score[i, j] >= cfg.split_above:
+        i = int(np.argmax(candidate[:, j]))
+        if chosen[i] is not None and candidate[i, j] >= cfg.split_above:
             extra.setdefault(i, []).append(j)
     links = []
     for i, (section, title, _) in enumerate(older):
@@ -193,10 +251,14 @@ def align_sections(
         shown = j if j is not None else int(np.argmax(score[i]))
         evidence = LinkEvidence(heading=round(float(sims.heading[i, shown]), 4),
                                 embedding=round(float(sims.embedding[i, shown]), 4),
-                                words=round(float(sims.words[i, shown]), 4), in_order=in_order[i])
+                                words=round(float(sims.words[i, shown]), 4), in_order=in_order[i],
+                                shared=evidence_of.shared(i, shown)[:_SHOWN_SHARED])
         if j is None:
+            # Rejected for want of evidence when its nearest would have cleared the bar on score alone.
+            reason = "no_evidence" if not evidence.shared and score[i, shown] >= cfg.no_successor_below else "below_bar"
             links.append(ProvisionLink(from_section=section, from_title=title, score=0.0, evidence=evidence,
-                                       nearest=newer[shown][0], nearest_score=round(float(score[i, shown]), 4)))
+                                       nearest=newer[shown][0], nearest_score=round(float(score[i, shown]), 4),
+                                       reason=reason))
             continue
         splits = sorted(extra.get(i, []), key=lambda k: -score[i, k])
         links.append(ProvisionLink(from_section=section, from_title=title,
@@ -214,5 +276,6 @@ def build_map(
     b = [(p.section, p.title, p.text) for p in newer.provisions]
     links = align_sections(a, b, similarities(a, b, embedder), cfg)
     return ProvisionMap(from_code=older.code, to_code=newer.code, from_set_sha256=from_set_sha256, to_set_sha256=to_set_sha256,
+                        to_commencement=commencement_date(b),
                         embedding_model=embedder.model_name if embedder is not None else "none",
                         config=cfg, links=links)

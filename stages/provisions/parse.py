@@ -15,7 +15,8 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 
-__all__ = ["STAGE_VERSION", "Section", "sections_from_text", "sections_from_records", "sections_from_bytes", "subsections"]
+__all__ = ["STAGE_VERSION", "Section", "sections_from_text", "sections_from_records", "sections_from_bytes", "subsections",
+           "commencement_date"]
 
 STAGE_VERSION = "provisions.v1"
 
@@ -104,3 +105,38 @@ def sections_from_bytes(data: bytes, media_type: str) -> list[Section]:
     if not found:
         raise ValueError("no numbered sections found (a section reads '12. Heading.—Text')")
     return found
+
+
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")
+_DATE = re.compile(r"(\d{1,2})(?:st|nd|rd|th)?\s+day\s+of\s+(" + "|".join(_MONTHS) + r"),?\s+(\d{4})", re.IGNORECASE)
+_IN_FORCE = re.compile(r"come\s+into\s+force\s+(?:on\s+)?(?:such\s+date\s*(\d)?)?", re.IGNORECASE)
+# How many of a code's first sections are read for its commencement (its short title and definitions).
+_HEAD_SECTIONS = 3
+
+
+def commencement_date(sections: list[Section]) -> str | None:
+    """The date a code came into force, as ISO ``YYYY-MM-DD``, from its own text: the date its commencement
+    clause names ("shall come into force on the 1st day of July, 2024"), or, when the clause leaves the date to a
+    notification ("on such date¹ as the Central Government may ... appoint"), the footnote it points to ("1. 1st
+    day of July, 2024, ..."), which a PDF's text carries among its first sections. None when neither is there.
+
+    >>> commencement_date([("1", "Short title and commencement", "(2) It shall come into force on such date1 as the "
+    ...                     "Government may appoint."), ("2", "Definitions", "(1) act ... 1. 1st day of July, 2024, vide")])
+    '2024-07-01'
+    >>> commencement_date([("1", "Short title", "This Act extends to the whole of India.")]) is None
+    True
+    """
+    head = " ".join(x for _, _, x in sections[:_HEAD_SECTIONS])
+    clause = _IN_FORCE.search(head)
+    if clause is None:
+        return None
+    marker = clause.group(1)
+    if marker is None:  # the clause names its date
+        found = _DATE.search(head[clause.end():clause.end() + 80])
+    else:  # the footnote the clause's marker points to: "<marker>. <date>"
+        found = re.compile(rf"(?<![\d(]){marker}\.\s+{_DATE.pattern}", re.IGNORECASE).search(head)
+    if found is None:
+        return None
+    day, month, year = found.groups()
+    return f"{int(year):04d}-{_MONTHS.index(month.lower()) + 1:02d}-{int(day):02d}"

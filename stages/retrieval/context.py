@@ -17,6 +17,10 @@ close provisions only (at most ``MAX_CLOSE`` sections, each with all its retriev
 shows them side by side, and its confidence is the sum of theirs: the probability that the asked provision
 is among what is shown.
 
+A section named by its bare number ("What is section 302?") that the pack holds in more than one code (IPC 302
+and BNS 302) is not one provision either: the pack marks every chunk of that section side by side, so the
+answer shows each code's provision, labelled with its code (``stages.generation.provision_labels``).
+
 >>> from contracts import GenerationPolicy, QueryAnalysis, RetrieveConfig, RetrievalResult
 >>> empty = RetrievalResult(query="q", tenant_id="t", project_id="p", top_k=5, results=(), query_analysis=QueryAnalysis())
 >>> pack = build_context_pack(empty, RetrieveConfig(), GenerationPolicy())
@@ -106,6 +110,7 @@ def build_context_pack(result: RetrievalResult, cfg: RetrieveConfig, policy: Gen
         used_tokens += cost
         taken.append((item, _chunk_of(item)))
     chunks = tuple(chunk for _, chunk in taken)
+    side_by_side = tuple(c.semantic_id for c in chunks) if close is not None else _same_number(result, chunks)
     return ContextPack(
         query=result.query,
         query_analysis=result.query_analysis,
@@ -114,8 +119,23 @@ def build_context_pack(result: RetrievalResult, cfg: RetrieveConfig, policy: Gen
         chunks=chunks,
         confidence=_pack_confidence([item for item, _ in taken], close is not None),
         quarantined=tuple(quarantined),
-        side_by_side=tuple(c.semantic_id for c in chunks) if close is not None else (),
+        side_by_side=side_by_side,
     )
+
+
+def _same_number(result: RetrievalResult, chunks: tuple[Chunk, ...]) -> tuple[str, ...]:
+    """The chunks of each section the query names by its bare number ("section 302", no code) that the pack holds
+    in two or more codes; empty when there is none."""
+    bare = {r.section.upper() for r in result.query_analysis.section_refs if r.doc_code is None and r.level == "section"}
+    if not bare:
+        return ()
+    codes: dict[str, set[str]] = {}
+    for chunk in chunks:
+        section = (chunk.provenance.section_id or "").upper()
+        if section in bare:
+            codes.setdefault(section, set()).add(chunk.provenance.doc_code.upper())
+    shared = {section for section, found in codes.items() if len(found) > 1}
+    return tuple(c.semantic_id for c in chunks if (c.provenance.section_id or "").upper() in shared)
 
 
 def _provision(item: RetrievedItem) -> tuple[str, str]:

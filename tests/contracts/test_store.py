@@ -29,7 +29,7 @@ pytestmark = pytest.mark.unit
 def test_put_get_round_trip_and_header(store):
     ref = store.put(GenerationPolicy(min_confidence=0.4), stage="config", stage_version="config.v1",
                     config_sha256="abc", inputs=())
-    assert ref.kind == "generation_policy.v3" and len(ref.sha256) == 64
+    assert ref.kind == "generation_policy.v4" and len(ref.sha256) == 64
     assert store.get(ref, GenerationPolicy).min_confidence == 0.4
     header = store.header(ref)
     assert (header.stage, header.stage_version, header.config_sha256, header.schema_version) == ("config", "config.v1", "abc", 1)
@@ -78,7 +78,7 @@ def test_truncated_artifact_is_detected(store):
 
 def test_reading_as_the_wrong_type_is_refused(store):
     ref = store.put(AnswerRequest(query="q"), stage="request", stage_version="request.v1")
-    with pytest.raises(ArtifactCorruptError, match="is not a generation_policy.v3"):
+    with pytest.raises(ArtifactCorruptError, match="is not a generation_policy.v4"):
         store.get(ref, GenerationPolicy)
 
 
@@ -202,8 +202,8 @@ def test_a_retired_kind_is_read_through_its_migration(store):
 
     ref = _write_raw(store, "answer.v1", _answer_v1_payload())
     answer = store.get(ref, Answer)
-    assert answer.kind == "answer.v3" and answer.related == () and answer.answer == "x [A]"
-    assert store.get(f"answer.v1:{ref.sha256[:10]}").kind == "answer.v3"  # by ref text, without a type too
+    assert answer.kind == "answer.v4" and answer.related == () and answer.answer == "x [A]"
+    assert store.get(f"answer.v1:{ref.sha256[:10]}").kind == "answer.v4"  # by ref text, without a type too
 
 
 def test_a_kind_this_version_does_not_know_is_a_typed_error_naming_it(store):
@@ -222,7 +222,7 @@ def test_a_retired_payload_that_does_not_migrate_is_a_typed_error(store):
 
     payload = {**_answer_v1_payload(), "verdict": "a field answer.v2 never had"}
     ref = _write_raw(store, "answer.v1", payload)
-    with pytest.raises(ArtifactKindError, match=rf"answer\.v1:{ref.sha256[:12]} .*does not migrate to answer\.v3"):
+    with pytest.raises(ArtifactKindError, match=rf"answer\.v1:{ref.sha256[:12]} .*does not migrate to answer\.v4"):
         store.get(ref)
 
 

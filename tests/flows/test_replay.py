@@ -114,14 +114,14 @@ def test_replaying_a_refused_run_past_its_refusal_is_a_one_line_error(answered, 
     err = _cli_error(capsys, ["--store", str(root), "replay", refused.run_id, "--from", "validate"])
     assert f"run {refused.run_id} has no stored generate output to replay validate from" in err
     assert "it has stored outputs of: request, retrieve, context, answerability, precheck" in err
-    assert "replay it from retrieve or context or answerability or precheck or generate" in err
+    assert "replay it from retrieve or context or successors or answerability or precheck or generate" in err
 
 
 def test_replaying_an_unknown_run_or_stage_is_a_one_line_error(answered, capsys):
     root, answer, _ = answered
     assert "no run 'no-such-run'" in _cli_error(capsys, ["--store", str(root), "replay", "no-such-run"])
     err = _cli_error(capsys, ["--store", str(root), "replay", answer.run_id, "--from", "chunk"])
-    assert "answer runs replay from one of retrieve, context, answerability, precheck, generate, validate, not 'chunk'" in err
+    assert "answer runs replay from one of retrieve, context, successors, answerability, precheck, generate, validate, not 'chunk'" in err
 
 
 def test_an_ingest_replay_can_itself_be_replayed_and_reaches_the_same_artifacts(answered):

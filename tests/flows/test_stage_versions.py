@@ -54,6 +54,7 @@ def test_stage_names_and_their_modules_are_pinned():
         "request": "contracts.catalog",
         "retrieve": "stages.retrieval.retrieve",
         "context": "stages.retrieval.context",
+        "successors": "stages.provisions.successors",
         "answerability": "stages.grounding.answerability",
         "precheck": "stages.grounding.precheck",
         "generate": "stages.generation.generate",

@@ -119,9 +119,9 @@ def test_runs_show_and_replay_through_the_cli(real_store, capsys):
     code, runs = _run_json(capsys, ["--store", str(real_store), "runs", "--json"])
     run = next(r for r in runs if r["run_id"] == answer["run_id"])
     assert run["flow"] == "answer" and run["status"] == "completed" and run["question"] == answer["query"]
-    answer_ref = next(o for o in run["outputs"] if o["kind"] == "answer.v3")
+    answer_ref = next(o for o in run["outputs"] if o["kind"] == "answer.v4")
     capsys.readouterr()
-    assert main(["--store", str(real_store), "show", f"answer.v3:{answer_ref['sha256'][:12]}"]) == 0
+    assert main(["--store", str(real_store), "show", f"answer.v4:{answer_ref['sha256'][:12]}"]) == 0
     shown = json.loads(capsys.readouterr().out)
     assert shown["header"]["stage"] == "validate" and shown["payload"]["answer"] == answer["answer"]
     code, [replayed] = _run_json(capsys, ["--store", str(real_store), "replay", answer["run_id"], "--from", "retrieve", "--json"])

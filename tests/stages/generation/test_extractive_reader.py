@@ -292,3 +292,23 @@ def test_a_definition_that_only_opens_a_list_still_beats_a_neighbours_complete_s
     first = text.splitlines()[0]
     assert "The words \u201cpublic servant\u201d denote" in first and first.endswith("[IPC_21_0].")
     assert validate_answer_text(text, pack, POLICY).status == "success"
+
+
+def test_a_bare_section_number_in_two_codes_quotes_each_labelled_with_its_code() -> None:
+    ipc = make_chunk("IPC_302_0", "302. Punishment for murder.—Whoever commits murder shall be punished with death, or "
+                     "imprisonment for life, and shall also be liable to fine.", section_id="302",
+                     section_title="Punishment for murder")
+    bns = make_chunk("BNS_302_0", "302. Uttering words, etc., with deliberate intent to wound religious feelings of any "
+                     "person.—Whoever, with the deliberate intention of wounding the religious feelings of any person, "
+                     "utters any word shall be punished with imprisonment which may extend to one year.",
+                     section_id="302", section_title="Uttering words")
+    pack = make_pack("What is section 302?", [ipc, bns], intent="definition")
+    alone = _run(pack)
+    assert "[BNS_302_0]" not in alone  # one provision picked, the other code's silently left out
+    both = pack.model_copy(update={"side_by_side": ("IPC_302_0", "BNS_302_0")})
+    lines = _run(both).splitlines()
+    assert lines[0].startswith("IPC section 302 (Punishment for murder): Whoever commits murder")
+    assert lines[1].startswith("BNS section 302 (Uttering words, etc., with deliberate intent to wound religious "
+                               "feelings of any person): Whoever, with the deliberate intention")
+    answer = validate_answer_text("\n".join(lines), both, POLICY)
+    assert answer.status == "success" and [c.source_id for c in answer.citations] == ["IPC_302_0", "BNS_302_0"]

@@ -56,8 +56,9 @@ def test_a_new_section_with_no_source_is_nobodys_successor():
 
 def test_order_decides_between_two_equally_similar_candidates():
     # Older "b" sits between a -> 2 and c -> 3; its best pair alone is 4, a hair better than the in-order 3.
-    older = [("a", "", ""), ("b", "", ""), ("c", "", "")]
-    newer = [("1", "", ""), ("2", "", ""), ("3", "", ""), ("4", "", "")]
+    # Every pair shares an uncommon word (evidence), so the score matrices alone decide.
+    older = [("a", "", "alpha"), ("b", "", "bravo"), ("c", "", "charlie")]
+    newer = [(n, "", "alpha bravo charlie") for n in ("1", "2", "3", "4")]
     score = np.array([[0.1, 0.9, 0.1, 0.1],
                       [0.1, 0.1, 0.1, 0.8],   # b: its twin at 4 is as good as anything
                       [0.1, 0.1, 0.9, 0.1]], dtype=np.float32)
@@ -102,3 +103,60 @@ def test_a_record_with_a_heading_and_no_text_is_kept():
     records = [{"Section": "304B", "section_title": "Dowry death", "section_desc": ""},
                {"Section": "305", "section_title": "", "section_desc": ""}]
     assert sections_from_records(records) == [("304B", "Dowry death", "")]
+
+
+# A code whose sections share the boilerplate of a penal code: "Whoever ... shall be punished with imprisonment".
+_BOILER = "shall be punished with imprisonment for a term and shall also be liable to fine"
+OLDER_PENAL = [
+    ("10", "Punishments", "The punishments to which offenders are liable are death, imprisonment and fine."),
+    ("11", "Theft", f"Whoever dishonestly takes movable property commits theft and {_BOILER}."),
+    ("12", "Punishment", f"Whoever is a thug {_BOILER}."),
+    ("13", "Cheating", f"Whoever deceives any person and induces delivery of property {_BOILER}."),
+    ("14", "Mischief", f"Whoever destroys property causing wrongful loss {_BOILER}."),
+    ("15", "Punishment for rioting", f"Whoever is guilty of rioting {_BOILER}."),
+]
+NEWER_PENAL = [
+    ("4", "Punishments", "The punishments to which offenders are liable are death, imprisonment, fine and community "
+                         "service."),
+    ("303", "Theft", f"Whoever dishonestly takes movable property commits theft and {_BOILER}."),
+    ("318", "Cheating", f"Whoever deceives any person and induces delivery of property {_BOILER}."),
+    ("324", "Mischief", f"Whoever destroys property causing wrongful loss {_BOILER}."),
+    ("191", "Rioting", f"Whoever is guilty of rioting {_BOILER}."),
+]
+
+
+def test_a_section_sharing_only_boilerplate_with_its_best_candidate_has_no_successor():
+    links = _links(OLDER_PENAL, NEWER_PENAL)
+    thug = links["12"]
+    # On score alone its nearest clears the bar (the heading matches, the text is the code's boilerplate) ...
+    assert thug.nearest_score is not None and thug.nearest_score >= AlignConfig().no_successor_below
+    # ... but nothing it says beyond the boilerplate ("thug") is in the newer code: no evidence, no successor.
+    assert thug.to_sections == () and thug.reason == "no_evidence" and thug.evidence.shared == ()
+    assert links["10"].to_sections == ("4",) and "offend" in links["10"].evidence.shared
+    assert links["11"].to_sections == ("303",) and links["15"].to_sections == ("191",)
+    # Without the evidence rule (every term counts as uncommon) the same section is matched on boilerplate.
+    loose = _links(OLDER_PENAL, NEWER_PENAL, AlignConfig(common_term_share=1.0))
+    assert loose["12"].to_sections != ()
+
+
+def test_a_no_successor_below_the_bar_says_so():
+    adultery = _links()["3"]
+    assert adultery.reason == "below_bar"
+
+
+def test_the_map_reads_the_newer_codes_commencement_from_its_text():
+    from stages.provisions.parse import commencement_date
+
+    footnoted = [("1", "Short title, commencement and application",
+                  "(1) This Act may be called the Sanhita. (2) It shall come into force on such date1 as the Central "
+                  "Government may, by notification in the Official Gazette, appoint."),
+                 ("2", "Definitions", "(1) act denotes ... 1. 1st day of July, 2024, except the provision of ...")]
+    assert commencement_date(footnoted) == "2024-07-01"
+    assert commencement_date([("1", "Short title", "It shall come into force on the 15th day of March, 1999.")]) \
+        == "1999-03-15"
+    assert commencement_date([("1", "Short title", "This Act may be called the Code.")]) is None
+    older = ProvisionSet(code="OLD", source_sha256="a" * 64,
+                         provisions=tuple(ProvisionText(section=s, title=t, text=x) for s, t, x in OLDER))
+    newer = ProvisionSet(code="NEW", source_sha256="b" * 64,
+                         provisions=tuple(ProvisionText(section=s, title=t, text=x) for s, t, x in footnoted + NEWER))
+    assert build_map(older, newer, None, AlignConfig()).to_commencement == "2024-07-01"

@@ -62,3 +62,24 @@ def test_flagged_chunks_are_quarantined_never_sources():
 def test_empty_result_gives_an_empty_pack():
     pack = build_context_pack(result(), RetrieveConfig(), GenerationPolicy())
     assert (pack.context_text, pack.sources, pack.chunks, pack.confidence) == ("", (), (), 0.0)
+
+
+def _coded(source_id: str, text: str, rank: int) -> RetrievedItem:
+    base = item(source_id, text, rank)
+    return base.model_copy(update={"metadata": base.metadata.model_copy(update={"doc_code": source_id.split("_")[0]})})
+
+
+def test_a_bare_section_number_held_in_two_codes_puts_each_side_by_side():
+    from stages.retrieval.query_analysis import analyze_query
+
+    items = (_coded("IPC_302_0", "Whoever commits murder shall be punished.", 1),
+             _coded("BNS_302_0", "Whoever utters words to wound religious feelings.", 2),
+             _coded("IPC_50_0", "Section denotes a part of this Code.", 3))
+    bare = RetrievalResult(query="What is section 302?", tenant_id="t1", project_id="p1", top_k=5, results=items,
+                           query_analysis=analyze_query("What is section 302?"))
+    assert build_context_pack(bare, RetrieveConfig(), GenerationPolicy()).side_by_side == ("IPC_302_0", "BNS_302_0")
+    # Named with its code, or held in one code only, the section is one provision.
+    coded = bare.model_copy(update={"query": "What is IPC 302?", "query_analysis": analyze_query("What is IPC 302?")})
+    assert build_context_pack(coded, RetrieveConfig(), GenerationPolicy()).side_by_side == ()
+    one = bare.model_copy(update={"results": (items[0], items[2])})
+    assert build_context_pack(one, RetrieveConfig(), GenerationPolicy()).side_by_side == ()
