@@ -59,7 +59,9 @@ from contracts.evaluation import EvalFloors, EvalReport, SuiteReport
 from contracts.index import EmbeddingSet, IndexManifest, IndexView
 from contracts.ingest import ChunkSet, CleanedDocument, ExtractedDocument, SourceDocument
 from contracts.provisions import ProvisionMap, ProvisionSet
+from contracts.handwritten import HandwrittenSetCard
 from contracts.questions import CompletionRequest, Provision, QuestionBatch, QuestionSetCard
+from contracts.reader import ReaderModelCard
 from contracts.retrieval import ContextPack, RetrievalResult
 
 __all__ = [
@@ -164,7 +166,7 @@ _STORED_TYPES: tuple[type[Contract], ...] = (
     ProjectSettings, Catalog, IngestReport, RunRecord,
     EvalReport, SuiteReport, EvalFloors,
     ProvisionSet, ProvisionMap,
-    CompletionRequest, Provision, QuestionBatch, QuestionSetCard,
+    CompletionRequest, Provision, QuestionBatch, QuestionSetCard, HandwrittenSetCard, ReaderModelCard,
 )
 StoredContract = Annotated[Union[_STORED_TYPES], Field(discriminator="kind")]  # noqa: UP007 - a tuple of types
 _READER: TypeAdapter[Contract] = TypeAdapter(StoredContract)

