@@ -185,6 +185,7 @@ RETIRED_KINDS: dict[str, type[Contract]] = {
     "retrieve_config.v1": RetrieveConfig,  # + dense_weight, intent/act/qualifier weights, long-query fields
     "retrieval_result.v1": RetrievalResult,  # + QueryAnalysis.acts/qualifiers, ResultMetadata.flags
     "context_pack.v1": ContextPack,  # + QueryAnalysis.acts/qualifiers
+    "extract_config.v1": ExtractConfig,  # + ocr_other_langs, judge_legibility
     "extracted_document.v1": ExtractedDocument,  # + PageText.section_id/section_title
     "run_record.v1": RunRecord,  # + RunStep.code_version
     "index_manifest.v1": IndexManifest,  # + backend, location, collection (FAISS by default)
