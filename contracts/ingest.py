@@ -80,7 +80,9 @@ class Section(Contract):
 
     section_id: str = Field(pattern=SEMANTIC_ID_PATTERN)
     title: str | None = None
-    level: Literal["part", "chapter", "section", "article", "heading", "record"] = "section"
+    level: Literal["part", "chapter", "section", "article", "heading", "record", "front_matter"] = "section"
+    """``front_matter``: an arrangement of sections, a table of contents, an index, a list of figures
+    (``stages.ingest.front_matter``); its chunks are flagged and never evidence."""
     char_start: int = Field(ge=0)
     char_end: int = Field(ge=0)
 
@@ -88,7 +90,7 @@ class Section(Contract):
 class CleanedDocument(Contract):
     """Normalised text of a whole document with a map back to pages, and its recovered sections."""
 
-    kind: Literal["cleaned_document.v1"] = "cleaned_document.v1"
+    kind: Literal["cleaned_document.v2"] = "cleaned_document.v2"
     source: SourceDocument
     text: str
     page_spans: tuple[PageSpan, ...]
@@ -119,7 +121,8 @@ class Chunk(Contract):
 
     ``semantic_id`` is what answers cite (``IPC_420_0``); ``chunk_id`` is the content hash of the
     chunk (text + provenance), ``content_sha256`` the hash of the text alone (the embedding cache key).
-    ``flags`` carries ingestion findings such as ``injection_suspected``.
+    ``flags`` carries ingestion findings: ``injection_suspected`` (``stages.ingest.injection``), ``front_matter``
+    (``stages.ingest.front_matter``); a chunk flagged either is never evidence.
     """
 
     semantic_id: str = Field(pattern=SEMANTIC_ID_PATTERN)

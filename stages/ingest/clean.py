@@ -11,7 +11,8 @@ under each such pattern (so "49" stands for all page numbers). Words hyphenated 
 the hyphen when the document itself writes the compound with one elsewhere ("sub-\\nsection" -> "sub-section").
 
 Pages are joined with one newline; ``page_spans[i]`` gives page i's slice of ``text``. Sections come from
-``stages.ingest.sections.find_sections``, except for JSON statute records, where each record page is one section
+``stages.ingest.sections.find_sections``, with front matter (a table of contents, an arrangement of sections, an
+index) laid over them as sections of level ``front_matter`` (``stages.ingest.front_matter``), except for JSON statute records, where each record page is one section
 (level ``record``) with the record's own id.
 
 >>> from contracts.ingest import ExtractedDocument, PageText
@@ -30,6 +31,7 @@ from collections import Counter, defaultdict
 
 from contracts.config import CleanConfig
 from contracts.ingest import CleanedDocument, ExtractedDocument, PageSpan, PageText, Section
+from stages.ingest.front_matter import find_front_matter, with_front_matter
 from stages.ingest.sections import find_sections, heading_like
 
 __all__ = ["STAGE_VERSION", "clean_document", "normalise_page_text"]
@@ -183,7 +185,7 @@ def clean_document(doc: ExtractedDocument, cfg: CleanConfig) -> CleanedDocument:
     if doc.pages and all(p.origin == "json_record" for p in doc.pages):
         sections = _record_sections(doc.pages, spans)
     else:
-        sections = find_sections(full_text)
+        sections = with_front_matter(find_sections(full_text), find_front_matter(full_text))
     return CleanedDocument(
         source=doc.source, text=full_text, page_spans=tuple(spans), sections=sections,
         removed_lines=tuple(removed.values()),

@@ -62,3 +62,12 @@ def test_flagged_chunks_are_quarantined_never_sources():
 def test_empty_result_gives_an_empty_pack():
     pack = build_context_pack(result(), RetrieveConfig(), GenerationPolicy())
     assert (pack.context_text, pack.sources, pack.chunks, pack.confidence) == ("", (), (), 0.0)
+
+
+def test_front_matter_never_enters_a_pack_whatever_the_quarantine_policy():
+    r = result(item("BNS_ArrangementOfSections_0", "ARRANGEMENT OF SECTIONS 303. Theft.", 1, 0.9,
+                    flags=("front_matter",)),
+               item("BNS_303_0", "Whoever commits theft shall be punished.", 2, 0.6))
+    for policy in (GenerationPolicy(), GenerationPolicy(quarantine_flagged=False)):
+        pack = build_context_pack(r, RetrieveConfig(), policy)
+        assert pack.sources == ("BNS_303_0",) and pack.quarantined == () and pack.confidence == 0.6
