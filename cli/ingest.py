@@ -28,6 +28,9 @@ def print_ingest(report) -> None:  # noqa: ANN001
         if f.n_front_matter:
             print(f"  front matter in {Path(f.path).name}: {f.n_front_matter} chunk(s) (a table of contents, an "
                   "arrangement of sections...): kept, never evidence")
+        if f.n_exercise:
+            print(f"  exercises in {Path(f.path).name}: {f.n_exercise} chunk(s) (exercises, activities, questions): "
+                  "kept, never evidence")
         if f.quarantined:
             print(f"  quarantined (injection suspected) in {Path(f.path).name}: {', '.join(f.quarantined)}")
         if f.status == "duplicate":

@@ -66,6 +66,8 @@ class FileIngestReport(Contract):
     quarantined: tuple[str, ...] = ()
     n_front_matter: int = 0
     """Chunks flagged ``front_matter`` (a table of contents, an arrangement of sections): kept, never evidence."""
+    n_exercise: int = 0
+    """Chunks flagged ``exercise`` (an exercise, an activity, an in-text question): kept, never evidence."""
     notes: tuple[str, ...] = ()
     """What extraction found and did, one line each: a shifted font reversed, pages read by OCR in another language,
     pages left out and why, blank pages (``ExtractedDocument.warnings``)."""

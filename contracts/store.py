@@ -187,8 +187,8 @@ RETIRED_KINDS: dict[str, type[Contract]] = {
     "context_pack.v1": ContextPack,  # + QueryAnalysis.acts/qualifiers
     "extract_config.v1": ExtractConfig,  # + ocr_other_langs, judge_legibility
     "extracted_document.v1": ExtractedDocument,  # + PageText.section_id/section_title
-    "cleaned_document.v1": CleanedDocument,  # + Section.level "front_matter"
-    "ingest_report.v1": IngestReport,  # + FileIngestReport.n_front_matter, notes
+    "cleaned_document.v1": CleanedDocument,  # + Section.level "front_matter", "exercise"
+    "ingest_report.v1": IngestReport,  # + FileIngestReport.n_front_matter, n_exercise, notes
     "run_record.v1": RunRecord,  # + RunStep.code_version
     "index_manifest.v1": IndexManifest,  # + backend, location, collection (FAISS by default)
 }

@@ -56,7 +56,7 @@ from flows.tasks import (
     source_task,
 )
 from flows.store_layout import CATALOG_POINTER, INDEX_POINTER, vectors_from_bytes
-from stages.ingest.front_matter import FRONT_MATTER_FLAG
+from stages.ingest.flags import EXERCISE_FLAG, FRONT_MATTER_FLAG
 
 __all__ = ["ingest_flow", "reindex", "expand_paths", "INGESTIBLE_SUFFIXES", "CATALOG_POINTER", "INDEX_POINTER"]
 
@@ -154,7 +154,8 @@ def ingest_file_task(
             doc_key=doc_key_of(tenant_id, project_id, path),
             n_pages=len(extracted.pages), n_ocr_pages=sum(p.origin == "ocr" for p in extracted.pages),
             n_chunks=len(chunk_set.chunks), quarantined=quarantined,
-            n_front_matter=sum(FRONT_MATTER_FLAG in c.flags for c in chunk_set.chunks), notes=extracted.warnings,
+            n_front_matter=sum(FRONT_MATTER_FLAG in c.flags for c in chunk_set.chunks),
+            n_exercise=sum(EXERCISE_FLAG in c.flags for c in chunk_set.chunks), notes=extracted.warnings,
             seconds=round(time.perf_counter() - started, 3),
             chunk_set_sha256=chunk_set_ref.sha256, embedding_set_sha256=steps[-1].output.sha256,
         )

@@ -15,8 +15,9 @@ entry or title-case line; it counts when it holds at least ``MIN_ENTRIES`` entri
 becomes a ``Section`` of level ``front_matter`` (id from its title: ``ArrangementOfSections``, ``Contents``), so
 the chunker keeps it apart from the text around it and flags its chunks ``front_matter``
 (``FRONT_MATTER_FLAG``): retrieval skips them and the context pack never holds one.
-``with_front_matter(sections, regions)`` lays the regions over the recovered sections (a heading inside a listing
-is the listing's; a section running into one ends where it starts).
+``with_regions(sections, regions)`` lays such regions (and ``stages.ingest.exercises``' blocks) over the recovered
+sections (a heading inside a listing is the listing's; a section running into one ends where it starts);
+``disjoint(first, then)`` keeps the regions of ``then`` that do not overlap one of ``first``.
 
 >>> text = "CONTENTS\\n1.1 Introduction 1\\n1.2 Acids 3\\n1.3 Bases 7\\n1.1 Introduction\\nAcids taste sour and turn blue litmus red."
 >>> [(s.section_id, s.level, text[s.char_start:s.char_end].splitlines()[-1]) for s in find_front_matter(text)]
@@ -31,7 +32,7 @@ from collections.abc import Sequence
 
 from contracts.ingest import Section
 
-__all__ = ["FRONT_MATTER_FLAG", "MIN_ENTRIES", "find_front_matter", "with_front_matter"]
+__all__ = ["FRONT_MATTER_FLAG", "MIN_ENTRIES", "find_front_matter", "with_regions", "disjoint"]
 
 FRONT_MATTER_FLAG = "front_matter"
 MIN_ENTRIES = 3
@@ -142,9 +143,9 @@ def _extent(lines: list[str], title: int, step: int) -> tuple[int, int]:
         if kind == "other" and step > 0 and entry is not None and _next_is_entry(lines, i):
             kind = "continuation"  # one odd line between two entries: the tail of a wrapped entry
         if kind == "other" or (step < 0 and kind == "continuation"):
-            # Forward, a listed line right before the prose is the body's first heading ("1.1 Introduction"), unless
-            # it ends in a page number.
-            if step > 0 and kind == "other" and listed and listed[-1] == previous:
+            # Forward, a listed line right before prose is the body's first heading ("1.1 Introduction"), unless it
+            # ends in a page number (before a statute's first section, "3. Theft.—", it is the last entry).
+            if step > 0 and kind == "other" and listed and listed[-1] == previous and not _STATUTE_DASH.match(lines[i]):
                 if not (_PAGE_NUMBER_END.search(lines[previous]) or _INDEX_ENTRY.search(lines[previous])):
                     listed.pop()
             break
@@ -195,15 +196,15 @@ def find_front_matter(text: str) -> tuple[Section, ...]:
     return tuple(sections)
 
 
-def with_front_matter(sections: Sequence[Section], regions: Sequence[Section]) -> tuple[Section, ...]:
-    """The recovered sections with the front-matter regions laid over them: a section starting inside a region is
+def with_regions(sections: Sequence[Section], regions: Sequence[Section]) -> tuple[Section, ...]:
+    """The recovered sections with regions (front matter, exercises) laid over them: a section starting inside a region is
     dropped (its heading is a listed entry), one running into a region ends where the region starts, ids are made
     unique again among the sections kept; regions and sections in text order.
 
     >>> a = Section(section_id="1", char_start=0, char_end=50)
     >>> inside = Section(section_id="1.1", level="heading", char_start=20, char_end=30)
     >>> toc = Section(section_id="Contents", level="front_matter", char_start=10, char_end=40)
-    >>> [(s.section_id, s.char_start, s.char_end) for s in with_front_matter([a, inside], [toc])]
+    >>> [(s.section_id, s.char_start, s.char_end) for s in with_regions([a, inside], [toc])]
     [('1', 0, 10), ('Contents', 10, 40)]
     """
     if not regions:
@@ -222,3 +223,16 @@ def with_front_matter(sections: Sequence[Section], regions: Sequence[Section]) -
         update = {"char_end": end, "section_id": base if seen[base] == 1 else f"{base}#{seen[base]}"}
         kept.append(section.model_copy(update=update))
     return tuple(sorted([*kept, *regions], key=lambda s: s.char_start))
+
+
+def disjoint(first: Sequence[Section], then: Sequence[Section]) -> tuple[Section, ...]:
+    """``first`` and those regions of ``then`` that overlap none of ``first``, in text order ("Review Questions"
+    listed in a contents box is the listing's, not an exercise set).
+
+    >>> toc = Section(section_id="Contents", level="front_matter", char_start=0, char_end=40)
+    >>> ex = Section(section_id="ReviewQuestions", level="exercise", char_start=30, char_end=60)
+    >>> [s.section_id for s in disjoint([toc], [ex])]
+    ['Contents']
+    """
+    kept = [r for r in then if not any(r.char_start < f.char_end and f.char_start < r.char_end for f in first)]
+    return tuple(sorted([*first, *kept], key=lambda s: s.char_start))
