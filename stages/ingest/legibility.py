@@ -72,6 +72,7 @@ _WORD = {
     "arabic": re.compile(r"[\u0600-\u065f\u066e-\u06d3\u06d5-\u06ff\u200c]{2,}"),
 }
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_LIBRARY_SCRIPTS = frozenset({"latin", "greek", "devanagari", "arabic"})
 
 
 @dataclass(frozen=True)
@@ -152,9 +153,10 @@ def legibility(text: str) -> Legibility:
     script = scripts.most_common(1)[0][0] if scripts else "none"
     language = SCRIPT_LANGUAGE.get(script)
     letters = sum(scripts.values())
-    # Letters of a script that does not write this page's language: "्ቚ" (Ethiopic) for a Devanagari conjunct.
-    # Latin letters inside other scripts are common (units, names) and not counted.
-    foreign = sum(n for s, n in scripts.items() if s not in (script, "latin"))
+    # Letters of a script that does not write this page's language: "्ቚ" (Ethiopic) for a Devanagari conjunct, a
+    # glyph id read as a Samaritan or Mandaic letter. The library's own scripts are not counted: Latin units and
+    # names, Greek symbols (α, λ, π), a Hindi or Urdu word quoted in an English page.
+    foreign = sum(n for s, n in scripts.items() if s != script and s not in _LIBRARY_SCRIPTS)
     controls = len(_CONTROL.findall(text))
     if language is None:
         return Legibility(script, None, 0, 0, controls, foreign, letters)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from contracts.config import ExtractConfig
 from contracts.errors import OcrUnavailableError
 from contracts.ingest import PageText
-from stages.ingest.legibility import legibility
+from stages.ingest.legibility import LANGUAGE_FLOOR, legibility
 from stages.ingest.page_text import LayerVerdict, PageFindings, Reading, best_reading, reading_fit
 from stages.ports import OcrEngine
 
@@ -109,6 +109,10 @@ def _settle(item: PendingOcr, cfg: ExtractConfig, findings: PageFindings, missin
         elif best.lang != cfg.ocr_lang:
             findings.ocr_language(number, best.lang or "", best.measure)
         return _ocr_page(number, best, item.layer_text, layer_judged=layer is not None)
+    if layer is not None and layer.measure.known_share >= LANGUAGE_FLOOR.get(layer.measure.language or "", 1.0):
+        # The layer's words read (its fault was a few stray letters or control codes) and no reading is better.
+        findings.kept_layer(number, layer.measure)
+        return PageText(page=number, text=item.layer_text, origin="text_layer")
     tried = ", ".join(r.lang or "" for r in item.readings)
     lacking = sorted(missing & {item.lang, *cfg.ocr_other_langs})
     why = (f"OCR ({tried}) does not read it as language" if tried else "no OCR reading")

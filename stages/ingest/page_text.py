@@ -267,6 +267,9 @@ class PageFindings:
     def ocr_language(self, page: int, lang: str, after: Legibility) -> None:
         self._add("ocr_language", lang, page, None, after)
 
+    def kept_layer(self, page: int, measure: Legibility) -> None:
+        self._add("kept_layer", "", page, measure)
+
     def left_out(self, page: int, why: str, before: Legibility | None = None) -> None:
         self._add("left_out", why, page, before)
 
@@ -280,7 +283,7 @@ class PageFindings:
 
     def lines(self) -> tuple[str, ...]:
         """One line per kind of finding, in a fixed order (shifted, OCR instead, OCR language, left out, blank)."""
-        order = {"shifted": 0, "ocr_instead": 1, "ocr_language": 2, "left_out": 3, "blank": 4}
+        order = {"shifted": 0, "ocr_instead": 1, "ocr_language": 2, "kept_layer": 3, "left_out": 4, "blank": 5}
         out: list[str] = []
         for kind, detail in sorted(self._pages, key=lambda k: (order[k[0]], k[1])):
             pages = self._pages[(kind, detail)]
@@ -297,6 +300,9 @@ class PageFindings:
                            f"({detail}) instead, {after} known: {where}")
             elif kind == "ocr_language":
                 out.append(f"{n} scanned page(s) read by OCR in {detail} (not English): {after} of words known: {where}")
+            elif kind == "kept_layer":
+                out.append(f"{n} page(s) whose text layer holds stray letters or control codes ({before} of words known):"
+                           f" kept, OCR read them no better: {where}")
             elif kind == "left_out":
                 known = f" ({before} of words known)" if before != "-" else ""
                 out.append(f"{n} page(s) left out: {detail}{known}: {where}")

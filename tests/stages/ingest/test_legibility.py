@@ -164,3 +164,10 @@ def test_blank_pages_are_not_sent_to_ocr_and_a_file_of_blank_pages_says_so():
 def test_judging_can_be_turned_off():
     doc = extract(pdf([("body", shifted(PROSE))]), judge_legibility=False)
     assert "WKH" in doc.pages[0].text and doc.warnings == ()
+
+
+def test_greek_symbols_and_a_quoted_hindi_word_are_not_foreign_to_an_english_page():
+    page = ("The wavelength λ of the light and its frequency ν are related by the speed of light, and the angle α "
+            "of incidence equals the angle β of reflection. The word पानी means water in Hindi.")
+    assert is_language(legibility(page)) is True
+    assert is_language(legibility(page + " ቚኔብ" * 3)) is False  # Ethiopic letters are a broken font's
