@@ -5,7 +5,8 @@ spaces), soft hyphens and zero-width characters dropped, line ends unified, spac
 cut to one paragraph break. Across pages: running headers, footers and page numbers are found as lines that
 recur (numbers normalised to ``#``) in the top or bottom three lines of at least ``cfg.min_repeat_ratio`` of
 the pages (of all pages, or of the odd or the even pages, for books with facing headers), at least three times,
-and are removed there (never a line that reads as a heading, a line over 100 characters, or a line of a
+and are removed there (and anywhere on a page for a line with a number and a word, such as "Reprint 2026-27",
+which OCR and layered boxes put mid-page; never a line that reads as a heading, a line over 100 characters, or a line of a
 page with fewer than three lines); ``removed_lines`` lists the first line removed
 under each such pattern (so "49" stands for all page numbers). Words hyphenated across a line break are joined ("employ-\\nment" -> "employment"), keeping
 the hyphen when the document itself writes the compound with one elsewhere ("sub-\\nsection" -> "sub-section").
@@ -114,6 +115,15 @@ def _line_key(line: str) -> str:
     return _DIGITS.sub("#", line.lower()).strip()
 
 
+def _is_numbered_furniture(key: str) -> bool:
+    """A running line's key with a number and a word of letters, eight characters or more: ``reprint #-#``.
+
+    >>> _is_numbered_furniture("reprint #-#"), _is_numbered_furniture("#"), _is_numbered_furniture("science")
+    (True, False, False)
+    """
+    return len(key) >= 8 and "#" in key and re.search(r"[a-z]{3}", key) is not None
+
+
 def _zone_indices(lines: list[str]) -> list[int]:
     """Indices of the first and last ``_ZONE_LINES`` non-blank lines (scanned from both ends only)."""
     return sorted(set(_first_filled(range(len(lines)), lines) + _first_filled(range(len(lines) - 1, -1, -1), lines)))
@@ -180,10 +190,15 @@ def clean_document(doc: ExtractedDocument, cfg: CleanConfig) -> CleanedDocument:
     if cfg.strip_running_lines and not any(p.origin == "json_record" for p in doc.pages):
         running = _running_line_keys(page_lines, cfg.min_repeat_ratio)
         if running:
+            # A footer with a number and words ("Reprint 2026-27", "76 | KRITI") is page furniture wherever it
+            # lands: OCR and layered boxes put it mid-page.
+            anywhere = {key for key in running if _is_numbered_furniture(key)}
             for lines in page_lines:
-                for i in _zone_indices(lines):
-                    if _line_key(lines[i]) in running:
-                        removed.setdefault(_line_key(lines[i]), lines[i])
+                zone = set(_zone_indices(lines))
+                for i, line in enumerate(lines):
+                    key = _line_key(line)
+                    if key in running and (i in zone or key in anywhere):
+                        removed.setdefault(key, line)
                         lines[i] = ""
     page_texts = [_squeeze_blank_runs("\n".join(lines)).strip() for lines in page_lines]
     if cfg.dehyphenate and any("-\n" in text for text in page_texts):

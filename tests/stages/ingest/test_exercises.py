@@ -107,3 +107,20 @@ def test_the_question_of_an_activity_is_never_the_answer(build_index):
 ])
 def test_what_is_not_an_exercise(text):
     assert find_exercises(text) == ()
+
+
+@pytest.mark.unit
+def test_a_numbered_footer_is_removed_where_ocr_put_it_mid_page_and_a_mid_page_number_is_kept():
+    from contracts.ingest import ExtractedDocument, PageText
+
+    def body(n: int) -> list[str]:
+        words = ["acids", "bases", "salts", "metals", "oxides", "alkalis", "indicators", "crystals", "solutions"]
+        return [f"The {words[(n + k) % 9]} of this line are {words[(2 * n + k) % 9]} and {words[k]}." for k in range(8)]
+
+    bodies = ["\n".join([*body(n), "Reprint 2026-27", str(n)]) for n in (1, 2, 3)]
+    bodies.append("\n".join([*body(4)[:4], "Reprint 2026-27", "42", *body(4)[4:], "4"]))
+    pages = tuple(PageText(page=i, text=t, origin="text_layer") for i, t in enumerate(bodies, 1))
+    doc = ExtractedDocument(source=make_source_document("x.pdf", b"%PDF-1.7 x"), pages=pages)
+    text = clean_document(doc, CleanConfig()).text
+    assert "Reprint" not in text, text
+    assert "\n42\n" in text, text  # the footer goes everywhere; a bare number only at the edge
