@@ -21,12 +21,16 @@ EDITABLE := PYTHONWARNINGS="ignore:Editable installation"
 
 .PHONY: install install-demo system-deps system-deps-demo node-tools demo test bench clean-store
 
-# What the demo needs from Debian: Tesseract (OCR of the scanned sample PDF).
+# What the demo needs from Debian: Tesseract (OCR of the scanned sample PDF), with its English, Hindi and Urdu data
+# (a scanned page or a text layer that is not language is read in the language of its script: stages/ingest/ocr_pages.py).
+TESSERACT_LANGS := eng hin urd
 system-deps-demo:
-	@command -v tesseract >/dev/null 2>&1 || { \
-	  echo ">> installing Debian tesseract-ocr"; \
+	@missing=$$(for l in $(TESSERACT_LANGS); do tesseract --list-langs 2>/dev/null | grep -qx $$l || echo tesseract-ocr-$$l; done); \
+	command -v tesseract >/dev/null 2>&1 || missing="tesseract-ocr $$missing"; \
+	[ -z "$$missing" ] || { \
+	  echo ">> installing Debian $$missing"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] && echo "" || echo sudo ); \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq tesseract-ocr tesseract-ocr-eng >/dev/null; }
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; }
 
 # What only the tests need besides: PostgreSQL and Chromium.
 system-deps: system-deps-demo

@@ -23,6 +23,14 @@ def print_ingest(report) -> None:  # noqa: ANN001
           f"{sum(f.n_pages for f in report.files)} pages, {sum(f.n_ocr_pages for f in report.files)} OCR'd; "
           f"{report.seconds:.1f} s; run {report.run_id}")
     for f in report.files:
+        for note in f.notes:
+            print(f"  {Path(f.path).name}: {note}")
+        if f.n_front_matter:
+            print(f"  front matter in {Path(f.path).name}: {f.n_front_matter} chunk(s) (a table of contents, an "
+                  "arrangement of sections...): kept, never evidence")
+        if f.n_exercise:
+            print(f"  exercises in {Path(f.path).name}: {f.n_exercise} chunk(s) (exercises, activities, questions): "
+                  "kept, never evidence")
         if f.quarantined:
             print(f"  quarantined (injection suspected) in {Path(f.path).name}: {', '.join(f.quarantined)}")
         if f.status == "duplicate":

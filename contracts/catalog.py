@@ -64,6 +64,13 @@ class FileIngestReport(Contract):
     n_ocr_pages: int = 0
     n_chunks: int = 0
     quarantined: tuple[str, ...] = ()
+    n_front_matter: int = 0
+    """Chunks flagged ``front_matter`` (a table of contents, an arrangement of sections): kept, never evidence."""
+    n_exercise: int = 0
+    """Chunks flagged ``exercise`` (an exercise, an activity, an in-text question): kept, never evidence."""
+    notes: tuple[str, ...] = ()
+    """What extraction found and did, one line each: a shifted font reversed, pages read by OCR in another language,
+    pages left out and why, blank pages (``ExtractedDocument.warnings``)."""
     id_clashes: tuple[str, ...] = ()
     seconds: float = 0.0
     chunk_set_sha256: str | None = None
@@ -72,7 +79,7 @@ class FileIngestReport(Contract):
 
 
 class IngestReport(Contract):
-    kind: Literal["ingest_report.v1"] = "ingest_report.v1"
+    kind: Literal["ingest_report.v2"] = "ingest_report.v2"
     files: tuple[FileIngestReport, ...]
     index_sha256: str | None = None
     catalog_sha256: str | None = None

@@ -20,11 +20,17 @@ __all__ = [
 
 
 class ExtractConfig(Contract):
-    kind: Literal["extract_config.v1"] = "extract_config.v1"
+    kind: Literal["extract_config.v2"] = "extract_config.v2"
     ocr_dpi: int = Field(default=300, ge=72, le=600)
     min_text_chars: int = Field(default=25, ge=0)
     """A PDF page with fewer non-space characters than this in its text layer is OCR'd."""
     ocr_lang: str = "eng"
+    ocr_other_langs: tuple[str, ...] = ("hin", "urd")
+    """Tesseract languages a scanned page is read in again when its reading in ``ocr_lang`` is not language
+    (``stages.ingest.legibility``); one whose data is not installed is skipped and named in the file's report."""
+    judge_legibility: bool = True
+    """Judge each page's text as language (``stages.ingest.page_text``): reverse a shifted font, OCR a text layer
+    that is not language in its script's language, leave out what cannot be read. Off: every text layer is kept."""
     ocr_enabled: bool = True
     max_file_bytes: int = Field(default=512 * 1024 * 1024, gt=0)
     max_pages: int = Field(default=20_000, gt=0)

@@ -17,6 +17,7 @@ __all__ = [
     "StageInvariantError",
     "IngestError",
     "IngestReason",
+    "OcrUnavailableError",
     "IndexMismatchError",
     "IndexUnavailableError",
     "LLMTransportError",
@@ -120,6 +121,10 @@ class IngestError(CiteboundError):
         self.filename = filename
         where = f"{filename}: " if filename else ""
         super().__init__(f"[{reason}] {where}{message}")
+
+
+class OcrUnavailableError(CiteboundError):
+    """Raised by an OCR adapter when its program or the requested language's data is not installed."""
 
 
 class IndexMismatchError(CiteboundError):

@@ -80,7 +80,10 @@ class Section(Contract):
 
     section_id: str = Field(pattern=SEMANTIC_ID_PATTERN)
     title: str | None = None
-    level: Literal["part", "chapter", "section", "article", "heading", "record"] = "section"
+    level: Literal["part", "chapter", "section", "article", "heading", "record", "front_matter", "exercise"] = "section"
+    """``front_matter``: an arrangement of sections, a table of contents, an index, a list of figures
+    (``stages.ingest.front_matter``); ``exercise``: an exercise set, an activity, an in-text question box
+    (``stages.ingest.exercises``); the chunks of either are flagged and never evidence (``stages.ingest.flags``)."""
     char_start: int = Field(ge=0)
     char_end: int = Field(ge=0)
 
@@ -88,7 +91,7 @@ class Section(Contract):
 class CleanedDocument(Contract):
     """Normalised text of a whole document with a map back to pages, and its recovered sections."""
 
-    kind: Literal["cleaned_document.v1"] = "cleaned_document.v1"
+    kind: Literal["cleaned_document.v2"] = "cleaned_document.v2"
     source: SourceDocument
     text: str
     page_spans: tuple[PageSpan, ...]
@@ -119,7 +122,9 @@ class Chunk(Contract):
 
     ``semantic_id`` is what answers cite (``IPC_420_0``); ``chunk_id`` is the content hash of the
     chunk (text + provenance), ``content_sha256`` the hash of the text alone (the embedding cache key).
-    ``flags`` carries ingestion findings such as ``injection_suspected``.
+    ``flags`` carries ingestion findings: ``injection_suspected`` (``stages.ingest.injection``), ``front_matter``
+    (``stages.ingest.front_matter``), ``exercise`` (``stages.ingest.exercises``); a chunk flagged with any of them
+    is never evidence (``stages.ingest.flags``).
     """
 
     semantic_id: str = Field(pattern=SEMANTIC_ID_PATTERN)

@@ -190,7 +190,10 @@ RETIRED_KINDS: dict[str, type[Contract]] = {
     "retrieve_config.v1": RetrieveConfig,  # + dense_weight, intent/act/qualifier weights, long-query fields
     "retrieval_result.v1": RetrievalResult,  # + QueryAnalysis.acts/qualifiers, ResultMetadata.flags
     "context_pack.v1": ContextPack,  # + QueryAnalysis.acts/qualifiers
+    "extract_config.v1": ExtractConfig,  # + ocr_other_langs, judge_legibility
     "extracted_document.v1": ExtractedDocument,  # + PageText.section_id/section_title
+    "cleaned_document.v1": CleanedDocument,  # + Section.level "front_matter", "exercise"
+    "ingest_report.v1": IngestReport,  # + FileIngestReport.n_front_matter, n_exercise, notes
     "run_record.v1": RunRecord,  # + RunStep.code_version
     "index_manifest.v1": IndexManifest,  # + backend, location, collection (FAISS by default)
     "provision_map.v1": ProvisionMap,  # + to_commencement, AlignConfig.common_term_share, link reason, shared terms

@@ -5,6 +5,7 @@ the search index. A bad file is reported with its reason and the rest of the bat
 from __future__ import annotations
 
 import json
+import logging
 import sys
 import time
 from pathlib import Path
@@ -55,6 +56,7 @@ from flows.tasks import (
     source_task,
 )
 from flows.store_layout import CATALOG_POINTER, INDEX_POINTER, vectors_from_bytes
+from stages.ingest.flags import EXERCISE_FLAG, FRONT_MATTER_FLAG
 
 __all__ = ["ingest_flow", "reindex", "expand_paths", "INGESTIBLE_SUFFIXES", "CATALOG_POINTER", "INDEX_POINTER"]
 
@@ -85,6 +87,26 @@ def doc_key_of(tenant_id: str, project_id: str, path: str) -> str:
     return sha256_text(f"{tenant_id}\x00{project_id}\x00{Path(path).resolve()}")[:24]
 
 
+class _FileFailureFilter(logging.Filter):
+    """Keeps a file's own failure off the console: Prefect logs a nested task that raised ``IngestError`` with its
+    traceback ("Task run failed with exception: IngestError(...)", then "Finished in state Failed(...)"), though the
+    failure is data (the file's row in the report says it in one line). The API log handler still records it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, IngestError):
+            return False
+        return "exception IngestError:" not in record.getMessage()
+
+
+def quiet_file_failures() -> None:
+    """Install ``_FileFailureFilter`` on this process's console handlers (idempotent; Dask workers call it too)."""
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler, logging.StreamHandler) and not any(
+                isinstance(f, _FileFailureFilter) for f in handler.filters):
+            handler.addFilter(_FileFailureFilter())
+
+
 @task(name="ingest-file", cache_policy=NO_CACHE)
 def ingest_file_task(
     store_root: str,
@@ -111,6 +133,7 @@ def ingest_file_task(
     started = time.perf_counter()
     steps: list[RunStep] = []
     indexed = False
+    quiet_file_failures()
     try:
         steps.append(source_task(store_root, path, doc_code, tenant_id, project_id, stored_sha))
         steps.append(extract_task(store_root, steps[-1].output, extract_cfg))
@@ -131,6 +154,8 @@ def ingest_file_task(
             doc_key=doc_key_of(tenant_id, project_id, path),
             n_pages=len(extracted.pages), n_ocr_pages=sum(p.origin == "ocr" for p in extracted.pages),
             n_chunks=len(chunk_set.chunks), quarantined=quarantined,
+            n_front_matter=sum(FRONT_MATTER_FLAG in c.flags for c in chunk_set.chunks),
+            n_exercise=sum(EXERCISE_FLAG in c.flags for c in chunk_set.chunks), notes=extracted.warnings,
             seconds=round(time.perf_counter() - started, 3),
             chunk_set_sha256=chunk_set_ref.sha256, embedding_set_sha256=steps[-1].output.sha256,
         )

@@ -97,6 +97,28 @@ class FakeOcr:
         return text, self.confidence
 
 
+class LanguageOcr:
+    """OCR engine answering by language: ``readings`` maps a Tesseract language to (text, confidence); a language
+    it lacks raises ``OcrUnavailableError`` as Tesseract without that language's data does. Records each
+    (lang, page count) call."""
+
+    def __init__(self, readings: dict[str, tuple[str, float | None]]) -> None:
+        self.readings = dict(readings)
+        self.calls: list[tuple[str, int]] = []
+
+    def ocr_many(self, pngs: Sequence[bytes], *, lang: str = "eng") -> list[tuple[str, float | None]]:
+        from contracts.errors import OcrUnavailableError
+
+        assert all(png[:8] == b"\x89PNG\r\n\x1a\n" for png in pngs), "OCR engines receive PNG bytes"
+        self.calls.append((lang, len(pngs)))
+        if lang not in self.readings:
+            raise OcrUnavailableError(f"tesseract has no data for language {lang!r}: install tesseract-ocr-{lang}")
+        return [self.readings[lang]] * len(pngs)
+
+    def ocr_png(self, png: bytes, *, lang: str = "eng") -> tuple[str, float | None]:
+        return self.ocr_many([png], lang=lang)[0]
+
+
 class WordOverlapVerifier:
     """A verifier double: P = the share of the text's words (and its question's, for a claim) found in the
     passage, so pairs are told apart the way a test can predict; ``scripted`` maps a substring to a fixed score,

@@ -33,15 +33,11 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from contracts.errors import CiteboundError
+from contracts.errors import CiteboundError, OcrUnavailableError
 from stages.adapters.child_process import dying_with_parent
 
 __all__ = ["TesseractOcr", "OcrUnavailableError", "OcrFailedError", "words_to_text"]
 
-
-
-class OcrUnavailableError(CiteboundError):
-    """Raised when the tesseract binary or the requested language data is not installed."""
 
 
 class OcrFailedError(CiteboundError):

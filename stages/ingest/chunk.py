@@ -12,6 +12,10 @@ Section ids are unique inside a document (``find_sections`` suffixes repeats wit
 ``chunk_id`` is the sha256 of the canonical JSON of ``{"text", "provenance"}`` (not of the semantic id, which
 ``resolve_id_clashes`` may rename); ``content_sha256`` is the sha256 of the text alone.
 
+A chunk of a ``front_matter`` section (a table of contents, an arrangement of sections) is flagged
+``front_matter``, one of an ``exercise`` section (an exercise, an activity, a question box) ``exercise``: neither is
+ever evidence (``stages.ingest.flags``).
+
 Invariant: ``doc.text[c.provenance.char_start:c.provenance.char_end] == c.text`` for every chunk.
 
 >>> from contracts.ingest import CleanedDocument, PageSpan
@@ -37,6 +41,7 @@ from contracts._base import content_sha256, sha256_text
 from contracts.config import ChunkConfig
 from contracts.errors import StageInvariantError
 from contracts.ingest import Chunk, ChunkProvenance, ChunkSet, CleanedDocument, PageSpan, Section
+from stages.ingest.flags import FLAG_OF_LEVEL
 from stages.text.model_tokens import count_tokens
 
 __all__ = ["STAGE_VERSION", "chunk_document", "resolve_id_clashes"]
@@ -213,6 +218,8 @@ def chunk_document(doc: CleanedDocument, cfg: ChunkConfig) -> ChunkSet:
                     semantic_id=semantic_id,
                     chunk_id=content_sha256({"text": text, "provenance": provenance.model_dump(mode="json")}),
                     content_sha256=sha256_text(text), text=text, provenance=provenance,
+                    flags=(FLAG_OF_LEVEL[section.level],) if section is not None and section.level in FLAG_OF_LEVEL
+                    else (),
                 )
             )
     return ChunkSet(source=source, chunks=tuple(chunks))

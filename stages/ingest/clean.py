@@ -1,17 +1,20 @@
 """Cleaning: normalised text of a whole document, a map back to its pages, and its recovered sections.
 
-Per page: Unicode normalisation (NFKC by default: ligatures such as "ﬁ" become "fi", no-break spaces become
+Per page: a label drawn in layers (the same line three or more times in a row) kept once, Unicode normalisation (NFKC by default: ligatures such as "ﬁ" become "fi", no-break spaces become
 spaces), soft hyphens and zero-width characters dropped, line ends unified, spaces collapsed, blank-line runs
 cut to one paragraph break. Across pages: running headers, footers and page numbers are found as lines that
 recur (numbers normalised to ``#``) in the top or bottom three lines of at least ``cfg.min_repeat_ratio`` of
 the pages (of all pages, or of the odd or the even pages, for books with facing headers), at least three times,
-and are removed there (never a line that reads as a heading, a line over 100 characters, or a line of a
+and are removed there (and anywhere on a page for a line with a number and a word, such as "Reprint 2026-27",
+which OCR and layered boxes put mid-page; never a line that reads as a heading, a line over 100 characters, or a line of a
 page with fewer than three lines); ``removed_lines`` lists the first line removed
 under each such pattern (so "49" stands for all page numbers). Words hyphenated across a line break are joined ("employ-\\nment" -> "employment"), keeping
 the hyphen when the document itself writes the compound with one elsewhere ("sub-\\nsection" -> "sub-section").
 
 Pages are joined with one newline; ``page_spans[i]`` gives page i's slice of ``text``. Sections come from
-``stages.ingest.sections.find_sections``, except for JSON statute records, where each record page is one section
+``stages.ingest.sections.find_sections``, with front matter (a table of contents, an arrangement of sections, an
+index) and a textbook's exercises, activities and question boxes laid over them as sections of level
+``front_matter`` (``stages.ingest.front_matter``) and ``exercise`` (``stages.ingest.exercises``), except for JSON statute records, where each record page is one section
 (level ``record``) with the record's own id.
 
 >>> from contracts.ingest import ExtractedDocument, PageText
@@ -30,6 +33,8 @@ from collections import Counter, defaultdict
 
 from contracts.config import CleanConfig
 from contracts.ingest import CleanedDocument, ExtractedDocument, PageSpan, PageText, Section
+from stages.ingest.exercises import find_exercises
+from stages.ingest.front_matter import disjoint, find_front_matter, with_regions
 from stages.ingest.sections import find_sections, heading_like
 
 __all__ = ["STAGE_VERSION", "clean_document", "normalise_page_text"]
@@ -55,6 +60,8 @@ _BLANK_RUNS = re.compile(r"\n{3,}")
 _HYPHEN_BREAK = re.compile(r"([A-Za-z]*[a-z])-\n([a-z][A-Za-z]*)")
 _INLINE_COMPOUND = re.compile(r"\b([A-Za-z]*[a-z])-([a-z][A-Za-z]*)\b")
 _DIGITS = re.compile(r"\d+")
+_MIN_OVERLAY_RUN = 3
+_MIN_OVERLAY_CHARS = 3
 
 
 def normalise_page_text(text: str, unicode_form: str = "NFKC") -> str:
@@ -77,12 +84,44 @@ def normalise_page_text(text: str, unicode_form: str = "NFKC") -> str:
     return _squeeze_blank_runs("\n".join(lines)).strip()
 
 
+def _collapse_repeats(lines: list[str]) -> list[str]:
+    """A run of ``_MIN_OVERLAY_RUN`` or more identical lines (with a letter or digit, ``_MIN_OVERLAY_CHARS``
+    characters or more) as one: a label drawn in layers over a figure or a box comes out once per layer ("Activity 1.2" five
+    times on jesc101.pdf, "Methods of Enquiry" four times on kepy102.pdf).
+
+    >>> _collapse_repeats(["Activity 1.2"] * 5 + ["1.3"] * 4 + ["Take a test tube.", "No", "No", "No"])
+    ['Activity 1.2', '1.3', 'Take a test tube.', 'No', 'No', 'No']
+    """
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        j = i + 1
+        while j < len(lines) and lines[j] == lines[i]:
+            j += 1
+        line = lines[i]
+        if j - i >= _MIN_OVERLAY_RUN and len(line) >= _MIN_OVERLAY_CHARS and any(ch.isalnum() for ch in line):
+            out.append(line)
+        else:
+            out.extend(lines[i:j])
+        i = j
+    return out
+
+
 def _squeeze_blank_runs(text: str) -> str:
     return _BLANK_RUNS.sub("\n\n", text) if "\n\n\n" in text else text
 
 
 def _line_key(line: str) -> str:
     return _DIGITS.sub("#", line.lower()).strip()
+
+
+def _is_numbered_furniture(key: str) -> bool:
+    """A running line's key with a number and a word of letters, eight characters or more: ``reprint #-#``.
+
+    >>> _is_numbered_furniture("reprint #-#"), _is_numbered_furniture("#"), _is_numbered_furniture("science")
+    (True, False, False)
+    """
+    return len(key) >= 8 and "#" in key and re.search(r"[a-z]{3}", key) is not None
 
 
 def _zone_indices(lines: list[str]) -> list[int]:
@@ -146,15 +185,20 @@ def clean_document(doc: ExtractedDocument, cfg: CleanConfig) -> CleanedDocument:
     >>> out.text.split("\\n")[:3], out.removed_lines
     (['Alpha.', 'Alpha. again.', 'Beta.'], ('ACT HEADER', '1'))
     """
-    page_lines = [normalise_page_text(p.text, cfg.unicode_form).split("\n") for p in doc.pages]
+    page_lines = [_collapse_repeats(normalise_page_text(p.text, cfg.unicode_form).split("\n")) for p in doc.pages]
     removed: dict[str, str] = {}  # key -> first line removed under it
     if cfg.strip_running_lines and not any(p.origin == "json_record" for p in doc.pages):
         running = _running_line_keys(page_lines, cfg.min_repeat_ratio)
         if running:
+            # A footer with a number and words ("Reprint 2026-27", "76 | KRITI") is page furniture wherever it
+            # lands: OCR and layered boxes put it mid-page.
+            anywhere = {key for key in running if _is_numbered_furniture(key)}
             for lines in page_lines:
-                for i in _zone_indices(lines):
-                    if _line_key(lines[i]) in running:
-                        removed.setdefault(_line_key(lines[i]), lines[i])
+                zone = set(_zone_indices(lines))
+                for i, line in enumerate(lines):
+                    key = _line_key(line)
+                    if key in running and (i in zone or key in anywhere):
+                        removed.setdefault(key, line)
                         lines[i] = ""
     page_texts = [_squeeze_blank_runs("\n".join(lines)).strip() for lines in page_lines]
     if cfg.dehyphenate and any("-\n" in text for text in page_texts):
@@ -183,7 +227,9 @@ def clean_document(doc: ExtractedDocument, cfg: CleanConfig) -> CleanedDocument:
     if doc.pages and all(p.origin == "json_record" for p in doc.pages):
         sections = _record_sections(doc.pages, spans)
     else:
-        sections = find_sections(full_text)
+        found = find_sections(full_text)
+        regions = disjoint(find_front_matter(full_text), find_exercises(full_text, found))
+        sections = with_regions(found, regions)
     return CleanedDocument(
         source=doc.source, text=full_text, page_spans=tuple(spans), sections=sections,
         removed_lines=tuple(removed.values()),

@@ -5,6 +5,11 @@
   ``cfg.min_text_chars`` non-space characters is rendered at ``cfg.ocr_dpi`` (grey PNG) and read by the OCR
   engine; OCR pages are sent in small batches to ``ocr.ocr_many`` when the engine has it (page-parallel),
   else one by one to ``ocr.ocr_png``. Without an engine such a page is kept with its (short) text and a warning.
+* Every text-layer page is judged (``stages.ingest.page_text``, ``cfg.judge_legibility``): a page whose text is
+  not language is reversed when a font's codes are shifted by a constant, else OCR'd in its script's language
+  (``stages.ingest.ocr_pages``), else left out with empty text; a scanned page whose reading is not language is
+  read again in ``cfg.ocr_other_langs``; a page with nothing drawn on it is blank and not OCR'd. Each finding is one
+  line of ``warnings`` ("38 page(s) in a font whose character codes are 29 below the letters it draws ...").
 * ``.txt`` / ``.md``: UTF-8 (BOM stripped; UTF-16 with a BOM accepted); if UTF-8 fails, cp1252 then latin-1
   with a warning, but only when the result looks like text; form feeds split pages.
 * ``.json``: statute records (see ``json_records``), one page per record, origin ``json_record``.
@@ -29,12 +34,15 @@ from contracts._base import sha256_bytes
 from contracts.config import ExtractConfig
 from contracts.errors import ConfigError, IngestError
 from contracts.ingest import SEMANTIC_ID_PATTERN, ExtractedDocument, MediaType, PageText, SourceDocument
+from stages.ingest.legibility import LANGUAGE_FLOOR, MIN_SHIFT_EVIDENCE
+from stages.ingest.ocr_pages import PendingOcr, non_space_chars, run_ocr
+from stages.ingest.page_text import PageFindings, layer_verdict, ocr_language_for, unshift_spans
 from stages.ingest.sections import normalise_section_number
 from stages.ports import OcrEngine
 
 __all__ = ["STAGE_VERSION", "make_source_document", "extract_document", "derive_doc_code", "json_records"]
 
-STAGE_VERSION = "extract.v1"
+STAGE_VERSION = "extract.v2"
 
 _OCR_BATCH_PAGES = 8  # pages rendered and held as PNG at once: bounds memory, still fills the OCR workers
 _STATUTE_WORDS = {"act", "code", "rules", "sanhita", "regulations", "regulation", "ordinance", "order", "constitution"}
@@ -163,10 +171,6 @@ def extract_document(
 # ----------------------------------------------------------------------------------------------- PDF
 
 
-def _non_space_chars(text: str) -> int:
-    return sum(map(len, text.split()))
-
-
 def _extract_pdf(
     filename: str, data: bytes, cfg: ExtractConfig, ocr: OcrEngine | None
 ) -> tuple[list[PageText], list[str]]:
@@ -191,8 +195,9 @@ def _extract_pdf(
         warnings: list[str] = []
         if doc.is_repaired:
             warnings.append("the PDF was damaged and repaired by PyMuPDF while opening")
+        findings = PageFindings()
         pages: list[PageText | None] = []
-        pending: list[tuple[int, str, bytes]] = []  # (index, text-layer text, png) awaiting OCR
+        pending: list[PendingOcr] = []
         no_ocr_pages: list[int] = []
         for index in range(doc.page_count):
             try:
@@ -200,21 +205,28 @@ def _extract_pdf(
                 text = page.get_text("text")
             except Exception as exc:
                 raise IngestError("corrupt", f"page {index + 1} cannot be read: {exc}", filename=filename) from exc
-            if _non_space_chars(text) >= cfg.min_text_chars:
+            if non_space_chars(text) >= cfg.min_text_chars:
+                layer = _read_layer(page, index + 1, text, cfg, ocr, findings)
+                if isinstance(layer, PageText):
+                    pages.append(layer)
+                else:
+                    pages.append(None)
+                    pending.append(layer)
+            elif _is_blank(page):
                 pages.append(PageText(page=index + 1, text=text, origin="text_layer"))
+                findings.blank(index + 1)
             elif ocr is None:
                 pages.append(PageText(page=index + 1, text=text, origin="text_layer"))
                 no_ocr_pages.append(index + 1)
             else:
-                png = page.get_pixmap(dpi=cfg.ocr_dpi, colorspace=pymupdf.csGRAY).tobytes("png")
                 pages.append(None)
-                pending.append((index, text, png))
-                if len(pending) >= _OCR_BATCH_PAGES:
-                    _run_ocr(pending, pages, ocr, cfg.ocr_lang)
-                    pending = []
+                pending.append(PendingOcr(index, _render(page, cfg.ocr_dpi), cfg.ocr_lang, layer_text=text))
+            if len(pending) >= _OCR_BATCH_PAGES:
+                run_ocr(pending, pages, ocr, cfg, findings)  # type: ignore[arg-type]
+                pending = []
             del page
         if pending:
-            _run_ocr(pending, pages, ocr, cfg.ocr_lang)  # type: ignore[arg-type]
+            run_ocr(pending, pages, ocr, cfg, findings)  # type: ignore[arg-type]
         if no_ocr_pages:
             warnings.append(
                 f"{len(no_ocr_pages)} page(s) have little or no text layer and OCR is off: "
@@ -224,28 +236,62 @@ def _extract_pdf(
         empty_ocr = [p.page for p in done if p.origin == "ocr" and not p.text.strip()]
         if empty_ocr:
             warnings.append(f"OCR found no text on page(s) {_page_list(empty_ocr)}")
+        warnings.extend(findings.lines())
+        if len(findings.blank_pages) == len(done):
+            raise IngestError("no_text", f"no text on any page: all {len(done)} page(s) are blank (nothing drawn "
+                              "on them)", filename=filename)
         return done, warnings
     finally:
         doc.close()
 
 
+def _render(page: Any, dpi: int) -> bytes:
+    import pymupdf
+
+    return page.get_pixmap(dpi=dpi, colorspace=pymupdf.csGRAY).tobytes("png")
+
+
+def _is_blank(page: Any) -> bool:
+    """Nothing drawn: no image, no vector drawing (a page with too little text to read is OCR'd otherwise)."""
+    return not page.get_images(full=False) and not page.get_drawings()
+
+
+def _read_layer(
+    page: Any, number: int, text: str, cfg: ExtractConfig, ocr: OcrEngine | None, findings: PageFindings
+) -> PageText | PendingOcr:
+    """A page's text layer if it is language (or cannot be judged), reversed if a shifted font made it unreadable,
+    else the page queued for OCR in its script's language, or left out (empty text) when it cannot be read."""
+    if not cfg.judge_legibility:
+        return PageText(page=number, text=text, origin="text_layer")
+    verdict = layer_verdict(text)
+    if verdict.status != "not_language":
+        return PageText(page=number, text=text, origin="text_layer")
+    # A page with too few words to show its shift takes the one its document's other pages showed.
+    shift = verdict.shift if verdict.shift is not None else findings.last_shift
+    if shift is not None and verdict.measure.script == "latin":
+        import pymupdf
+
+        repaired = unshift_spans(page.get_text("dict", flags=pymupdf.TEXTFLAGS_TEXT), shift)
+        after = layer_verdict(repaired.text)
+        gained = after.measure.known > verdict.measure.known or (
+            after.measure.known == verdict.measure.known
+            and after.measure.control_chars < verdict.measure.control_chars)
+        if after.status != "not_language" and gained and (
+                repaired.reversed_words < MIN_SHIFT_EVIDENCE or repaired.reversed_share >= LANGUAGE_FLOOR["en"]):
+            findings.shifted(number, shift, verdict.measure, after.measure)
+            return PageText(page=number, text=repaired.text, origin="text_layer")
+    lang = ocr_language_for(verdict.measure.script)
+    if ocr is not None and lang is not None:
+        return PendingOcr(number - 1, _render(page, cfg.ocr_dpi), lang, layer_text=text, layer=verdict)
+    why = ("OCR is off" if lang is not None else
+           f"its script ({verdict.measure.script}) has no word list or OCR language here")
+    findings.left_out(number, f"the text layer is not language and {why}", verdict.measure)
+    return PageText(page=number, text="", origin="text_layer")
+
+
 def _page_list(numbers: Sequence[int], limit: int = 20) -> str:
     shown = ", ".join(str(n) for n in numbers[:limit])
     return shown + (f" and {len(numbers) - limit} more" if len(numbers) > limit else "")
-
-
-def _run_ocr(
-    pending: list[tuple[int, str, bytes]], pages: list[PageText | None], ocr: OcrEngine, lang: str
-) -> None:
-    pngs = [png for _, _, png in pending]
-    ocr_many = getattr(ocr, "ocr_many", None)
-    results = list(ocr_many(pngs, lang=lang)) if callable(ocr_many) else [ocr.ocr_png(p, lang=lang) for p in pngs]
-    for (index, layer_text, _), (text, confidence) in zip(pending, results, strict=True):
-        if _non_space_chars(text) >= _non_space_chars(layer_text):
-            conf = None if confidence is None else min(100.0, max(0.0, float(confidence)))
-            pages[index] = PageText(page=index + 1, text=text, origin="ocr", ocr_confidence=conf)
-        else:
-            pages[index] = PageText(page=index + 1, text=layer_text, origin="text_layer")
 
 
 # ---------------------------------------------------------------------------------------------- text

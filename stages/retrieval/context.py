@@ -4,7 +4,10 @@ Each result becomes a Chunk again (text = ``content_snippet``, provenance from i
 ``content_sha256`` = sha256 of the text), so a stored RetrievalResult is enough to rebuild the pack
 byte for byte. Results are taken in rank order; a result whose text was already taken is skipped; a
 result flagged ``injection_suspected`` goes to ``quarantined`` (never into ``sources``) when
-``policy.quarantine_flagged``; chunks are added while their approximate token count (``approx_tokens``)
+``policy.quarantine_flagged``; a result flagged ``front_matter`` or ``exercise`` (a table of contents, an
+arrangement of sections, an exercise, an activity: ``stages.ingest.flags``) is left out whatever the policy, since
+it names or asks what a document holds and answers nothing (retrieval skips those already; a stored result from
+before may still hold one); chunks are added while their approximate token count (``approx_tokens``)
 fits ``cfg.pack_token_budget`` (a chunk that does not fit is skipped and a smaller later one may still
 fit; chunks are never cut, since a cut chunk could not be checked against its source). ``sources`` are exactly the semantic ids of the chunks in the pack, and ``context_text``
 is those chunks as ``"[semantic_id]\\n<text>"`` blocks separated by blank lines. The pack's
@@ -37,11 +40,12 @@ from contracts.config import RetrieveConfig
 from contracts.ingest import Chunk, ChunkProvenance
 from contracts.retrieval import ContextPack, RetrievalResult, RetrievedItem
 from stages.generation.provision_labels import MAX_PROVISIONS
+from stages.ingest.flags import is_evidence
 from stages.retrieval.rerank import CLOSE_RATIO
 
 __all__ = ["build_context_pack", "approx_tokens", "INJECTION_FLAG"]
 
-STAGE_VERSION = "context.v2"
+STAGE_VERSION = "context.v3"
 
 MAX_CLOSE = MAX_PROVISIONS
 """Close provisions shown side by side, at most (as many as an answer labels)."""
@@ -95,6 +99,8 @@ def build_context_pack(result: RetrievalResult, cfg: RetrieveConfig, policy: Gen
     if close is not None:
         items = [i for i in items if _provision(i) in close]
     for item in items:
+        if not is_evidence(item.metadata.flags):
+            continue  # front matter, an exercise: never evidence, whatever the policy
         if INJECTION_FLAG in item.metadata.flags and policy.quarantine_flagged:
             if item.source_id not in quarantined:
                 quarantined.append(item.source_id)

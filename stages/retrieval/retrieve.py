@@ -20,7 +20,9 @@ Then two consensus rules (``_consensus_head``): a chunk both methods rank first 
 not overrule agreement: they had pushed such chunks down on the held-out IPC questions), and a long
 query's first result is one of the two methods' first results. Chunks of sections the query names
 explicitly ("IPC 420", "s. 2 of the Minimum Wages Act", "Article 21") go above everything (their score is
-lifted past the best other score so scores stay monotonic in rank); keep ``top_k``.
+lifted past the best other score so scores stay monotonic in rank); chunks flagged ``front_matter`` or
+``exercise`` (a table of contents, an arrangement of sections, an exercise, an activity: ``stages.ingest.flags``)
+are dropped; keep ``top_k``.
 
 Section references. A reference's act ("IPC", "Penal Code", "Minimum Wages Act") is resolved against the
 doc codes actually in the index: equal ignoring case, a known alias of it (``DOC_CODE_ALIASES``), the act
@@ -68,6 +70,7 @@ from contracts.errors import IndexMismatchError, StageInvariantError
 from contracts.index import IndexScope
 from contracts.ingest import Chunk
 from contracts.retrieval import QueryAnalysis, ResultMetadata, RetrievalResult, RetrievedItem, SectionRef
+from stages.ingest.flags import is_evidence
 from stages.ports import Embedder, IndexBackend, IndexedChunk, IndexHits, Reranker
 from stages.retrieval.query_analysis import DOC_CODE_ALIASES, analyze_query, canonical_doc_code
 from stages.retrieval.rerank import RERANK_POOL, WordVectors, candidate_features, content_terms, rerank
@@ -75,7 +78,7 @@ from stages.text.normalise import search_terms
 
 __all__ = ["retrieve", "confidence_of", "resolve_doc_codes", "rerank_text", "REF_CONFIDENCE"]
 
-STAGE_VERSION = "retrieve.v5"
+STAGE_VERSION = "retrieve.v6"
 
 # Fitted by bench/retrieval_eval.py --calibrate (see the module docstring).
 CONF_BIAS = -6.84
@@ -381,6 +384,8 @@ def retrieve(
     # Ties broken by chunk id (not by the backend's key) so that equal scores come out in the same order on
     # every backend: two chunks of one text (a document ingested twice) tie everywhere.
     ordered = sorted(fused, key=lambda s: (-fused[s], entries[s].chunk.chunk_id))
+    # Front matter and exercises are never evidence (stages.ingest.flags): they take no place of one.
+    ordered = [s for s in ordered if is_evidence(entries[s].chunk.flags)]
     # Agreement is evidence of its own: on fresh lay questions a first result that neither ranking put
     # first was right 1 time in 18, one both put first 25 times in 29 (see the module docstring).
     method_firsts = [int(slots[0]) for slots in (dense_slots, bm25_slots) if len(slots)]

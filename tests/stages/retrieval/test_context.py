@@ -83,3 +83,12 @@ def test_a_bare_section_number_held_in_two_codes_puts_each_side_by_side():
     assert build_context_pack(coded, RetrieveConfig(), GenerationPolicy()).side_by_side == ()
     one = bare.model_copy(update={"results": (items[0], items[2])})
     assert build_context_pack(one, RetrieveConfig(), GenerationPolicy()).side_by_side == ()
+
+
+def test_front_matter_never_enters_a_pack_whatever_the_quarantine_policy():
+    r = result(item("BNS_ArrangementOfSections_0", "ARRANGEMENT OF SECTIONS 303. Theft.", 1, 0.9,
+                    flags=("front_matter",)),
+               item("BNS_303_0", "Whoever commits theft shall be punished.", 2, 0.6))
+    for policy in (GenerationPolicy(), GenerationPolicy(quarantine_flagged=False)):
+        pack = build_context_pack(r, RetrieveConfig(), policy)
+        assert pack.sources == ("BNS_303_0",) and pack.quarantined == () and pack.confidence == 0.6
