@@ -243,32 +243,36 @@ def main() -> None:
     llm = ExtractiveLLM()
     results: dict = {}
     started = time.perf_counter()
+    # Each question is answered once per configuration with no confidence floor; an answer at floor t is one given
+    # at 0 whose pack confidence reaches t (the floor is a precheck of its own: it changes nothing else).
     for config in configs:
         embedder = embedders[config.split("+")[0]]
         rr = reranker if "+rr" in config else None
         indexes = {name: build_index(chunks, embedder.inner, CACHE) for name, chunks in chunk_sets.items()}
+        outcomes: dict[str, list[tuple[str, float, list[bool]]]] = {}
+        for name, questions in sets.items():
+            outcomes[name] = []
+            for question, gold in questions:
+                ans, pack = answer_with_pack(question, indexes[store_of(name)], embedder, RetrieveConfig(top_k=5),
+                                             GenerationPolicy(min_confidence=0.0), llm, reranker=rr)
+                outcomes[name].append((judged(ans, pack, gold), pack.confidence, pack_hits(pack, gold) if gold else []))
         for threshold in thresholds:
-            policy = GenerationPolicy(min_confidence=threshold)
             print(f"\n{config}  min_confidence={threshold}")
             print(f"{'set':<16}{'n':>5}{'right':>8}{'wrong':>8}{'refused':>9}{'prec':>8}{'P@1':>7}{'P@5':>7}")
-            for name, questions in sets.items():
+            for name, rows in outcomes.items():
                 bins: collections.Counter[str] = collections.Counter()
-                for question, gold in questions:
-                    ans, pack = answer_with_pack(question, indexes[store_of(name)], embedder, RetrieveConfig(top_k=5),
-                                                 policy, llm, reranker=rr)
-                    bins[judged(ans, pack, gold)] += 1
-                    if gold:
-                        hits = pack_hits(pack, gold)
-                        bins["r1"] += bool(hits[:1] and hits[0])
-                        bins["r5"] += any(hits)
-                n = len(questions) or 1
+                for kind, confidence, hits in rows:
+                    bins["refused" if kind in ("right", "wrong") and confidence < threshold else kind] += 1
+                    bins["r1"] += bool(hits[:1] and hits[0])
+                    bins["r5"] += any(hits)
+                n = len(rows) or 1
                 answered = bins["right"] + bins["wrong"]
-                row = {"n": len(questions), "right": bins["right"], "wrong": bins["wrong"], "refused": bins["refused"],
+                row = {"n": len(rows), "right": bins["right"], "wrong": bins["wrong"], "refused": bins["refused"],
                        "precision": round(bins["right"] / answered, 4) if answered else None,
                        "r1": bins["r1"], "r5": bins["r5"]}
                 results[f"{config}|{threshold}|{name}"] = row
                 prec = f"{row['precision']:.1%}" if answered else "-"
-                print(f"{name:<16}{len(questions):>5}{bins['right'] / n:>8.1%}{bins['wrong'] / n:>8.1%}"
+                print(f"{name:<16}{len(rows):>5}{bins['right'] / n:>8.1%}{bins['wrong'] / n:>8.1%}"
                       f"{bins['refused'] / n:>9.1%}{prec:>8}{bins['r1'] / n:>7.1%}{bins['r5'] / n:>7.1%}", flush=True)
     print(f"\n{time.perf_counter() - started:.0f} s")
     if args.json:
