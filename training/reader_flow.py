@@ -45,8 +45,9 @@ def set_card(summary: dict, folder: Path = HANDWRITTEN) -> HandwrittenSetCard:
                                  dropped=row["dropped"]))
     checked = sum(c.checked for c in checks)
     return HandwrittenSetCard(
-        written_by="citebound's authors, by hand: one writer per slice, each provision's or chapter's text in view, "
-                   "following shared/QUESTION_WRITING.md; no model wrote or rewrote a question",
+        written_by="citebound's authors (the development team's writing sessions), by hand: one writer per slice, "
+                   "each provision's or chapter's text in view, following shared/QUESTION_WRITING.md; no local model "
+                   "generated, rewrote or filtered a question",
         method="IPC and BNS: 4 lay questions (a situation in everyday words, no section numbers, none of the "
                "section's rare words), 1 law-student question and 1 near miss (gold another section, or none) per "
                "section; other Acts: 1-3 per section; NCERT: 8 questions answered by 1-2 sentences of the chapter's "
