@@ -103,11 +103,13 @@ class RetrieveConfig(Contract):
     (the default): plain fusion and the retrieve.v4 confidence. An option for statute projects
     (``citebound settings --set rerank=true``): it was fitted on IPC questions only, and it lowers confidence on
     other corpora (NCERT textbook, an OCR'd Minimum Wages Act): see the README."""
-    reader_rerank: bool = True
+    reader_rerank: bool = False
     """Hybrid questions: reorder the first ``Reranker.pool`` fused candidates by the reader's trained reranker
     (``models/reader/reranker``, a cross-encoder trained on the hand-written questions) and take its calibrated
-    probability as their confidence. Applies when the process has a reranker (``CITEBOUND_RERANKER``, default
-    ``reader``); it replaces ``rerank`` for those candidates. Section references stay first."""
+    probability as their confidence; it replaces ``rerank`` for those candidates; section references stay first.
+    Off by default: on dev it ordered the head no better than fusion (first candidate right 1,066 vs 1,064 of
+    1,791) and, at equal answered precision, gave fewer right answers than the fine-tuned retriever alone
+    (``bench/reader_eval.py``; docs, "The reader"). ``citebound settings --set reader_rerank=true`` turns it on."""
 
 
 class ProjectSettings(Contract):

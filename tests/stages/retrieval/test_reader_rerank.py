@@ -43,6 +43,7 @@ def index(build_index):  # noqa: ANN201
 
 
 def _ask(index, query: str, reranker=None, **cfg):  # noqa: ANN001, ANN202
+    cfg.setdefault("reader_rerank", True)  # off by default; these tests are about what it does when on
     return retrieve(query, index, HashEmbedder(dim=64), RetrieveConfig(top_k=4, **cfg), tenant_id="t1",
                     project_id="p1", reranker=reranker)
 
@@ -59,7 +60,7 @@ def test_the_reranker_orders_its_pool_and_its_probability_is_the_confidence(inde
     assert len(reranker.seen[0]) == 3  # the pool, not the whole list
     scores = [i.score for i in got.results]
     assert scores == sorted(scores, reverse=True)
-    # Off by config, or with no reranker: plain fusion, untouched.
+    # Off by config (the default), or with no reranker: plain fusion, untouched.
     assert [i.source_id for i in _ask(index, query, reranker, reader_rerank=False).results] == \
            [i.source_id for i in plain.results]
 
