@@ -73,5 +73,7 @@ demo: install-demo
 test: install
 	$(PY) -m pytest -q -p no:cacheprovider
 
+# Every bench with its defaults, one after another, each to its end: a script whose inputs are not on this machine
+# (the NCERT library of bench/text_quality.py, the commit bench/draw_squad_held.py checks) says so and skips.
 bench: install
-	for b in bench/*.py; do $(PY) $$b || exit 1; done
+	@for b in bench/*.py; do echo ">> $$b"; $(PY) $$b || { echo ">> $$b failed" >&2; exit 1; }; done

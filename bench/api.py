@@ -35,8 +35,6 @@ from flows.localhost import free_port, wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("CITEBOUND_SHARED_DATA", ROOT.parent / "shared" / "data"))
-if not SHARED.is_dir():
-    SHARED = Path("/work/shared/data")
 
 
 

@@ -156,8 +156,6 @@ def _embedder_load_seconds() -> tuple[float, float, float]:
 
 # -- the cold path (issue 22): fresh processes against the raw library processes, in one run
 SHARED = Path(os.environ.get("CITEBOUND_SHARED_DATA", ROOT.parent / "shared" / "data"))
-if not SHARED.is_dir():
-    SHARED = Path("/work/shared/data")
 IPC_JSON = SHARED / "indian-acts-json" / "ipc.json"
 INGEST_PDF = SHARED / "statute-pdfs" / "Bhartiya_Nyay_Sanhita_BNS.pdf"  # the IPC's successor: no IPC PDF is shared
 COLD_QUESTIONS = ["What is the punishment for theft?", "What is criminal breach of trust?",

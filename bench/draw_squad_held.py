@@ -1,6 +1,6 @@
-"""How the SQuAD 2.0 held half was drawn (once, 2026-11-25; the record of the draw, not a step to rerun).
+"""How the SQuAD 2.0 held half was drawn (once, 2026-11-25; the record of the draw, rerun only as a check).
 
-    .venv/bin/python bench/draw_squad_held.py --at 84ec45a [--write]
+    .venv/bin/python bench/draw_squad_held.py [--at 84ec45a] [--write]
 
 Until then the held half was the odd positions of the sorted titles; its figures were reported and two of its
 questions were the examples of ``stages/grounding/question_alignment.py``. The new held half is every article of
@@ -14,6 +14,10 @@ All such articles are taken (no sampling: two qualify). Questions of theirs that
 ``evaluation.corpora.squad_questions`` returns for the sizes the suites and benches use (20, 100, 150) were asked
 as off-topic statute questions before: they are listed as ``excluded_ids`` and never scored as held items.
 Prints titles and counts only; ``--write`` writes ``evaluation/data/squad_held_split.json``.
+
+Without ``--at``, the draw is run again at the commit the manifest records (``drawn_at_commit``), which is how
+``make bench`` runs it: a check that the recorded draw still comes out the same (exit 1 if not). A clone without
+that commit (a shallow one) or without the shared data skips with one line.
 """
 
 from __future__ import annotations
@@ -55,10 +59,24 @@ def main() -> int:
     from evaluation.splits import SQUAD_MANIFEST, question_digest
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--at", required=True, help="the commit whose tracked files must not quote a held item")
+    parser.add_argument("--at", help="the commit whose tracked files must not quote a held item "
+                                     "(default: the one evaluation/data/squad_held_split.json records)")
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
+    recorded = args.at is None
+    if recorded:
+        args.at = json.loads(SQUAD_MANIFEST.read_text(encoding="utf-8"))["drawn_at_commit"]
     data_file = SHARED / "squad2-dev-subset" / "dev-v2.0.json"
+    if not data_file.is_file():
+        print(f"skipped: {data_file} not found (set CITEBOUND_SHARED_DATA)")
+        return 0
+    known = subprocess.run(["git", "-C", str(ROOT), "cat-file", "-e", f"{args.at}^{{commit}}"], capture_output=True)
+    if known.returncode != 0:
+        if not recorded:
+            print(f"error: commit {args.at} is not in this clone", file=sys.stderr)
+            return 2
+        print(f"skipped: commit {args.at} is not in this clone (a shallow clone lacks it)")
+        return 0
     articles = json.loads(data_file.read_text(encoding="utf-8"))["data"]
     titles = sorted(a["title"] for a in articles)
     old_held = titles[1::2]
@@ -100,6 +118,11 @@ def main() -> int:
         "excluded_ids": sorted(excluded),
         "retired_held": old_held,
     }
+    if recorded and not args.write:
+        stored = json.loads(SQUAD_MANIFEST.read_text(encoding="utf-8"))
+        same = stored["held"] == manifest["held"] and stored["excluded_ids"] == manifest["excluded_ids"]
+        print(f"the recorded split ({SQUAD_MANIFEST.relative_to(ROOT)}): {'the same' if same else 'DIFFERENT'}")
+        return 0 if same else 1
     if args.write:
         SQUAD_MANIFEST.parent.mkdir(parents=True, exist_ok=True)
         SQUAD_MANIFEST.write_text(json.dumps(manifest, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -1,6 +1,6 @@
 """Time and peak memory of building the IPC -> BNS provision map, against embedding both codes' sections raw.
 
-    python bench/provisions_map.py [--shared ../shared/data]
+    python bench/provisions_map.py [--shared ../shared/data]   (default $CITEBOUND_SHARED_DATA, else ../shared/data)
 
 Three measurements in one process, in this order: (1) the raw embedding of every section of both codes
 (the embedder alone, the floor of any approach that embeds them); (2) the map built through the flow on a fresh
@@ -30,7 +30,8 @@ def _peak_mib() -> float:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--shared", default=str(Path(__file__).resolve().parents[2] / "shared" / "data"))
+    ap.add_argument("--shared", default=os.environ.get("CITEBOUND_SHARED_DATA",
+                                                       str(Path(__file__).resolve().parents[2] / "shared" / "data")))
     args = ap.parse_args()
     ipc = Path(args.shared) / "indian-acts-json" / "ipc.json"
     bns = Path(args.shared) / "statute-pdfs" / "Bhartiya_Nyay_Sanhita_BNS.pdf"

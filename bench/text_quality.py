@@ -3,14 +3,16 @@ font reversed, a layer read by OCR instead, pages left out, blank pages), chunks
 ``exercise``, and running footers (``Reprint 20xx-yy``) left after cleaning. The stages alone (extract, clean,
 chunk; Tesseract for OCR), no store, no Prefect. The figures in ``docs/TEXT_QUALITY.md`` come from it.
 
-Usage: .venv/bin/python bench/text_quality.py --library /work/ncert/pdfs [--out rows.jsonl]
-(the NCERT chapters are © NCERT: use a local copy, never commit them or their text).
+Usage: .venv/bin/python bench/text_quality.py [--library DIR] [--out rows.jsonl]
+(the NCERT chapters are © NCERT: use a local copy, never commit them or their text). ``--library`` defaults to
+``$CITEBOUND_NCERT_LIBRARY``; with neither, it says so in one line and skips (as ``make bench`` runs it).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import time
@@ -82,10 +84,14 @@ def summary(rows: list[dict]) -> list[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--library", type=Path, required=True)
+    parser.add_argument("--library", type=Path, default=os.environ.get("CITEBOUND_NCERT_LIBRARY") or None,
+                        help="a folder of chapter PDFs (default $CITEBOUND_NCERT_LIBRARY)")
     parser.add_argument("--out", type=Path)
     parser.add_argument("--rows", type=Path, help="summarise rows written before instead of reading the library")
     args = parser.parse_args()
+    if args.rows is None and args.library is None:
+        print("skipped: no library of chapter PDFs given (--library DIR or CITEBOUND_NCERT_LIBRARY)")
+        return
     rows = ([json.loads(line) for line in args.rows.read_text().splitlines() if line] if args.rows
             else survey(args.library, args.out))
     print("\n".join(summary(rows)))

@@ -11,7 +11,7 @@ sets flagged ``exercise``). Every extract hash, and every other chunk set, is un
 
 Re-run this only when a change to an ingest stage's *output* is intended, and say so in the commit:
 
-    CITEBOUND_SHARED_DATA=/work/shared/data python tests/data/build_ingest_hashes.py
+    CITEBOUND_SHARED_DATA=../shared/data python tests/data/build_ingest_hashes.py
 """
 
 from __future__ import annotations

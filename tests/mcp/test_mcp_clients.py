@@ -193,9 +193,9 @@ def test_a_tool_call_answers_while_an_upload_is_being_ingested(store, keyed_api,
 
     from tests.faults.conftest import image_only_pdf
 
-    shared = Path(os.environ.get("CITEBOUND_SHARED_DATA", "/work/shared/data"))
+    shared = Path(os.environ.get("CITEBOUND_SHARED_DATA", ROOT.parent / "shared" / "data"))
     if not (shared / "scanned-pdfs").is_dir():
-        pytest.skip("the shared scans (/work/shared/data/scanned-pdfs) are not on this machine")
+        pytest.skip(f"the shared scans ({shared / 'scanned-pdfs'}) are not on this machine")
     scan = image_only_pdf(tmp_path / "scanned_rules.pdf", shared, copies=2)
     auth = {"authorization": f"Bearer {keyed_api.keys['a']}"}
     uploaded: dict[str, Any] = {}
