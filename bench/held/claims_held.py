@@ -7,7 +7,7 @@ Each claim is checked as an answer sentence citing its section's chunk (one chun
 ``validate_answer_text`` every answer goes through, with the default ``GenerationPolicy`` (the word checks; the
 trained verifier is off by default) and with ``verify`` on.
 
-Usage: .venv/bin/python bench/claims_held.py
+Usage: .venv/bin/python bench/held/claims_held.py (kept out of `make bench`, which runs bench/*.py: a held figure is run once)
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import os
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent.parent
 sys.path.insert(0, str(ROOT))
 
 from contracts import ContextPack, GenerationPolicy  # noqa: E402
