@@ -97,8 +97,9 @@ def _overrides(settings: dict[str, object] | None) -> dict[str, str]:
 
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 # What one file's ingest derives for that file alone (a rejected upload's are removed with it).
-_PER_DOCUMENT_KINDS = frozenset({"source_document.v1", "extracted_document.v2", "cleaned_document.v1", "chunk_set.v1",
-                                 "embedding_set.v1"})
+# Every version a store may hold (an upgraded store keeps its older objects).
+_PER_DOCUMENT_KINDS = frozenset({"source_document.v1", "extracted_document.v2", "cleaned_document.v1",
+                                 "cleaned_document.v2", "chunk_set.v1", "embedding_set.v1"})
 
 
 class Engine:

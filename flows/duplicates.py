@@ -21,7 +21,8 @@ from stages.text.normalise import words
 
 __all__ = ["text_fingerprint", "TextFingerprints"]
 
-_CLEANED_KIND = "cleaned_document.v1"
+# Any version of the cleaned document: its text is what a fingerprint reads (v1 stores are still read).
+_CLEANED_KINDS = ("cleaned_document.v1", "cleaned_document.v2")
 _MAX_DEPTH = 8
 _cache: dict[str, str] = {}
 _cache_lock = threading.Lock()
@@ -54,7 +55,7 @@ class TextFingerprints:
         try:
             for _ in range(_MAX_DEPTH):
                 header = self.store.header(ref)
-                cleaned = [r for r in header.input_refs if r.kind == _CLEANED_KIND]
+                cleaned = [r for r in header.input_refs if r.kind in _CLEANED_KINDS]
                 if cleaned:
                     sha = cleaned[0].sha256
                     with _cache_lock:

@@ -469,7 +469,7 @@ def ingest_flow(
             seconds=round(time.perf_counter() - started, 3),
         )
         report_ref = st.put(result.model_copy(update={"run_id": None}), stage="ingest_report",
-                            stage_version="ingest_report.v1")
+                            stage_version=IngestReport.model_fields["kind"].default)
         run.finish(outputs=[*outputs, report_ref], status="completed")
     return result
 

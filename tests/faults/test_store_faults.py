@@ -26,6 +26,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from contracts import IngestReport
 from tests.faults.conftest import Cli, image_only_pdf, kill_marked, start_api, wait_for_marked
 from tests.fixtures.statutes import PENAL_CODE, WAGES_ACT
 
@@ -58,7 +59,7 @@ def snapshot(root: Path) -> dict[str, int]:
     """Every stored file and its size, but the record of each attempt (its run record and the ingest report it
     names: by design, and no byte of the upload is in them), the key database and the lock files."""
     out = {}
-    kept = ("runs/", "objects/ingest_report.v1/", "citebound.db", "locks/")
+    kept = ("runs/", f"objects/{IngestReport.model_fields['kind'].default}/", "citebound.db", "locks/")
     for p in root.rglob("*"):
         rel = p.relative_to(root).as_posix()
         if p.is_file() and not rel.startswith(kept) and not p.name.endswith(".lock"):

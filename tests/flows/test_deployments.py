@@ -62,7 +62,7 @@ def test_ingest_deployment_indexes_its_scheduled_source_folder(deployed_stack, i
     store = ArtifactStore(deployed_stack.store_root)
     record = store.get_run(str(ingest_run.id))
     assert (record.flow, record.status) == ("ingest", "completed")
-    report = next(store.get(r, IngestReport) for r in record.outputs if r.kind == "ingest_report.v1")
+    report = next(store.get(r, IngestReport) for r in record.outputs if r.kind == IngestReport.model_fields["kind"].default)
     assert [(f.status, f.doc_code) for f in report.files] == [("ingested", "ToyAct")]
     assert report.n_vectors >= 2
     assert store.get_pointer(INDEX_POINTER).sha256 == report.index_sha256

@@ -85,7 +85,7 @@ def test_ingest_tasks_chain_and_cache(store, tmp_path):
     chk = chunk_task.fn(root, cln.output, ChunkConfig())
     flg = flag_task.fn(root, chk.output)
     assert [s.output.kind for s in (src, ext, cln, chk, flg)] == [
-        "source_document.v1", "extracted_document.v2", "cleaned_document.v1", "chunk_set.v1", "chunk_set.v1"]
+        "source_document.v1", "extracted_document.v2", "cleaned_document.v2", "chunk_set.v1", "chunk_set.v1"]
     assert "IPC_420_0" in {c.semantic_id for c in store.get(flg.output, ChunkSet).chunks}
     again = chunk_task.fn(root, cln.output, ChunkConfig())
     assert again.cached and again.output == chk.output
