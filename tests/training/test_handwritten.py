@@ -51,7 +51,13 @@ def test_eval_items_and_light_rewordings_of_them_never_reach_training():
           HandwrittenQuestion.model_validate(_q("q-c", "My neighbour's boy rode off on my scooter and kept it. Crime?"))]
     kept, dropped = drop_eval_items(qs, scored)
     assert [q.id for q in kept] == ["q-c"]
-    assert dropped == {"an eval item, word for word": 1, "a near copy of an eval item": 1}
+    assert dropped == {"an eval item, word for word": 1, "opens as an eval item does": 1}
+    reworded = HandwrittenQuestion.model_validate(_q("q-e", "Punishment for stealing a bicycle from outside a house?"))
+    assert drop_eval_items([reworded], scored)[1] == {"a near copy of an eval item": 1}
+    # The same story, then another ending: a twin too.
+    twin = HandwrittenQuestion.model_validate(_q("q-d", "What is the punishment for stealing a bicycle from outside "
+                                                        "a house at night when the owner is asleep inside?"))
+    assert drop_eval_items([twin], scored)[1] == {"opens as an eval item does": 1}
 
 
 def test_splits_are_stable_and_unseen_codes_stay_whole():
