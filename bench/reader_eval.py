@@ -43,7 +43,7 @@ from evaluation.corpora import (  # noqa: E402
     squad_questions,
 )
 from evaluation.splits import IPC_BENCH_TAGS, IPC_JUDGE  # noqa: E402
-from evaluation.suites.questions import UserQuestion, outcome_of  # noqa: E402
+from bench.answer_eval import outcome  # noqa: E402 - one rule for right / wrong / refused
 from stages.adapters.extractive_llm import ExtractiveLLM  # noqa: E402
 from training.handwritten import read_slices, split  # noqa: E402
 from training.reader_bundle import PARAMS, TEXTBOOK_CODE, resolve_evidence  # noqa: E402
@@ -57,13 +57,6 @@ PDF_CODES = {"BNS": "statute-pdfs/Bhartiya_Nyay_Sanhita_BNS.pdf",
 # The hand-written set's code names -> the doc codes of the stores here.
 DOC_CODE = {"Hindu Marriage Act": "HMA", "Dowry Prohibition Act": "DPA"}
 LAY_TUNING = {tag: name for tag, name in IPC_BENCH_TAGS.items() if name not in IPC_JUDGE}
-
-
-def outcome(ans, gold: set[str]) -> str:  # noqa: ANN001
-    doc_codes = {c.source_id: c.source_id.split("_")[0] for c in ans.citations}
-    kind = outcome_of(UserQuestion(line=0, qid="", question=ans.query, expected=tuple(sorted(gold))), ans,
-                      doc_codes).kind
-    return "wrong" if kind == "wrong provision" else kind
 
 
 def gold_of(code: str, section: str | None) -> set[str]:

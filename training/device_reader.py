@@ -310,17 +310,21 @@ class Trainer:
                 own[torch.arange(len(chunk)), torch.arange(len(chunk))] = True
                 logits = logits.masked_fill(same & ~own, float("-inf"))
                 loss = torch.nn.functional.cross_entropy(logits, torch.arange(len(chunk), device=self.device))
-                opt.zero_grad()
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(params, 1.0)
-                opt.step()
-                sched.step()
+                losses.append(self.step(loss, opt, sched, params))
                 step += 1
-                losses.append(loss.item())
                 if self.tiny and step >= 3:
                     break
             log(f"retriever lr {lr} epoch {epoch + 1}/{epochs}: loss {np.mean(losses):.4f} ({step} steps)")
         return model, step
+
+    def step(self, loss, opt, sched, params) -> float:  # noqa: ANN001
+        """One optimiser step on ``loss`` (gradients clipped at norm 1); the loss's value."""
+        opt.zero_grad()
+        loss.backward()
+        self.torch.nn.utils.clip_grad_norm_(params, 1.0)
+        opt.step()
+        sched.step()
+        return float(loss.item())
 
     def load(self, layers: int):  # noqa: ANN201
         return load_encoder(self.torch, self.transformers, self.bundle, layers, self.device)
@@ -403,13 +407,8 @@ class Trainer:
                             if has_gold and len(part) > 1]
                 if listwise:
                     loss = loss + torch.stack(listwise).mean()
-                opt.zero_grad()
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(params, 1.0)
-                opt.step()
-                sched.step()
+                losses.append(self.step(loss, opt, sched, params))
                 step += 1
-                losses.append(loss.item())
                 if self.tiny and step >= 3:
                     break
             log(f"reranker L{layers} epoch {epoch + 1}/{epochs}: loss {np.mean(losses):.4f} ({step} steps)")
